@@ -124,13 +124,30 @@ def add_dataset_args(parser: argparse.ArgumentParser, suite: SuiteDef) -> None:
 
 
 def add_run_args(parser: argparse.ArgumentParser) -> None:
+    """Flags every runner shares. Flags that define a run default to None here, so a
+    ``--resume`` can tell a flag the user typed from one left alone."""
     group = parser.add_argument_group("run")
     group.add_argument("--provider", help="model provider (anthropic, gemini, openai, ...)")
     group.add_argument("--model", help="model id")
     group.add_argument("--workers", type=positive_int, default=1, help="tasks at once")
-    group.add_argument("--timeout", type=positive_float, help="wall-clock seconds per task")
+    group.add_argument(
+        "--timeout", type=positive_float, help="wall-clock seconds per task (default: per suite)"
+    )
+    group.add_argument(
+        "--repeat", type=positive_int, help="run every task K times (pass@k, variance)"
+    )
+    group.add_argument(
+        "--memory-max-mb",
+        type=positive_int,
+        help="memory cap per task (cgroups where available, else an rlimit)",
+    )
     group.add_argument("--out-dir", type=Path, help="run folder (default: results/<suite>/<UTC>)")
     group.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue a run folder")
+    group.add_argument(
+        "--no-retry-errors",
+        action="store_true",
+        help="on --resume, keep timeout/error rows instead of retrying them",
+    )
 
 
 def selection_from_args(args: argparse.Namespace) -> Selection:

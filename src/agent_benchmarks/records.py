@@ -153,6 +153,25 @@ class DatasetSource(_Record):
     sha256: str | None = None
 
 
+class RunSession(_Record):
+    """One invocation that worked on a run: the first, then one per ``--resume``."""
+
+    started_at: str
+    finished_at: str | None = None
+    argv: list[str] = Field(default_factory=list)  # secrets redacted
+    planned: int = 0  # attempts this session set out to run
+    completed: int = 0  # rows it wrote
+    retried: int = 0  # infrastructure failures it retried
+    interrupted: bool = False
+    # Where the time went: wall clock, time workers spent in attempts, and time the agent
+    # processes ran. wall * workers - agent_seconds is the harness's overhead.
+    wall_seconds: float | None = None
+    busy_seconds: float | None = None
+    agent_seconds: float | None = None
+    git_sha: str | None = None
+    git_dirty: bool | None = None
+
+
 class Manifest(_Record):
     """``manifest.json``: the provenance of a run, written beside its predictions."""
 
@@ -177,6 +196,7 @@ class Manifest(_Record):
     repeat: int = 1
     mode: Mode
     settings: dict[str, Any] = Field(default_factory=dict)  # budgets, fault knobs, blocks...
+    sessions: list[RunSession] = Field(default_factory=list)
 
 
 class TaskScore(SuiteFields):

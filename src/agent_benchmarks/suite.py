@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from agent_benchmarks.datasets import DatasetSpec, LoadedDataset
+from agent_benchmarks.prompts import SuitePrompt
 
 SUITE_NAMES = ("gaia", "assistantbench", "webbench", "localweb")
 
@@ -24,6 +25,12 @@ class SuiteDef:
     selection_flags: tuple[str, ...] = ()
     # For a suite that bundles its tasks: returns them with their provenance.
     bundled: Callable[[], LoadedDataset] | None = None
+    # What the agent is told, and how its reply becomes a prediction.
+    prompt: SuitePrompt | None = None
+    # URL patterns that would hand the agent the answer (dataset copies, leaderboards);
+    # ``--block-answer-sources`` blocks them, plus any URL holding the task's id.
+    answer_sources: tuple[str, ...] = ()
+    default_timeout_s: float = 1800.0
 
 
 def get_suite(name: str) -> SuiteDef:

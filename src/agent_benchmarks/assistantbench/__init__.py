@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_benchmarks.datasets import DatasetSpec, RowContext
+from agent_benchmarks.prompts import HUB_ANSWER_SOURCES, RESEARCH_ASSISTANT, SuitePrompt
 from agent_benchmarks.records import Task
 from agent_benchmarks.suite import SuiteDef
 
@@ -35,4 +36,10 @@ DATASET = DatasetSpec(
     to_task=to_task,
 )
 
-SUITE = SuiteDef(name="assistantbench", title="AssistantBench", dataset=DATASET)
+SUITE = SuiteDef(
+    name="assistantbench",
+    title="AssistantBench",
+    dataset=DATASET,
+    prompt=SuitePrompt(system=RESEARCH_ASSISTANT, answer="envelope"),
+    answer_sources=(*HUB_ANSWER_SOURCES, "*assistantbench*", "*assistant_bench*"),
+)

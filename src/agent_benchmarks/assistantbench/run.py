@@ -1,8 +1,11 @@
 """Console scripts that run the assistantbench suite against a browser stack."""
 
+from agent_benchmarks.assistantbench import SUITE
+from agent_benchmarks.backends import lightpanda
 from agent_benchmarks.cli import stub_command
+from agent_benchmarks.runner.command import run_command
 
-main = stub_command("assistantbench", "assistantbench-run", "the Lightpanda native runner")
+main = run_command(SUITE, lightpanda.CLI)
 mcp_main = stub_command(
     "assistantbench",
     "assistantbench-mcp-run",

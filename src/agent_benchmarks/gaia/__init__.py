@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_benchmarks.datasets import DatasetSpec, RowContext, find_attachment
+from agent_benchmarks.prompts import HUB_ANSWER_SOURCES, RESEARCH_ASSISTANT, SuitePrompt
 from agent_benchmarks.records import Task
 from agent_benchmarks.suite import SuiteDef
 
@@ -61,5 +62,10 @@ DATASET = DatasetSpec(
 )
 
 SUITE = SuiteDef(
-    name="gaia", title="GAIA", dataset=DATASET, selection_flags=("level", "skip_attachments")
+    name="gaia",
+    title="GAIA",
+    dataset=DATASET,
+    selection_flags=("level", "skip_attachments"),
+    prompt=SuitePrompt(system=RESEARCH_ASSISTANT, answer="envelope"),
+    answer_sources=(*HUB_ANSWER_SOURCES, "*gaia-benchmark*", "*gaia_benchmark*"),
 )

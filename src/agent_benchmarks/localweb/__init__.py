@@ -1,6 +1,7 @@
 """Offline "localweb" suite: a deterministic local shop + docs site and its tasks."""
 
 from agent_benchmarks.datasets import LoadedDataset
+from agent_benchmarks.prompts import LOCAL_SITE_ASSISTANT, SuitePrompt
 from agent_benchmarks.records import DatasetSource
 from agent_benchmarks.suite import SuiteDef
 
@@ -14,4 +15,11 @@ def _bundled() -> LoadedDataset:
     return LoadedDataset(tasks=as_tasks(), source=source, split="bundled")
 
 
-SUITE = SuiteDef(name="localweb", title="localweb", dataset=None, bundled=_bundled)
+SUITE = SuiteDef(
+    name="localweb",
+    title="localweb",
+    dataset=None,
+    bundled=_bundled,
+    prompt=SuitePrompt(system=LOCAL_SITE_ASSISTANT, answer="raw"),
+    default_timeout_s=120.0,
+)

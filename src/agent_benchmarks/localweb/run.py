@@ -1,26 +1,39 @@
 """Console scripts that run the localweb suite against a browser stack.
 
-``localweb-run --serve`` starts the bundled site alone (with any fault knobs) so a user can
-point any agent at it. Running the suite end to end lands with the native runner.
+``localweb-run`` starts the site and, without ``--provider``, the scripted model (each
+task's oracle, a test double: the run is labelled ``scaffold``), runs every task with the
+Lightpanda agent, grades the contracts and prints the table. With ``--provider`` and a key
+it runs a real model on the same site (mode ``live``). ``localweb-run --serve`` starts the
+site alone (with any fault knobs) so a user can point any agent at it.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
 
-from agent_benchmarks.cli import (
-    add_dataset_args,
-    add_run_args,
-    entry,
-    non_negative_int,
-    not_built,
-    positive_float,
-    stub_command,
-)
+from agent_benchmarks.backends import lightpanda
+from agent_benchmarks.backends.base import AgentOutcome, PreparedTask
+from agent_benchmarks.cli import entry, non_negative_int, positive_float, stub_command
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.localweb import SUITE
-from agent_benchmarks.localweb.site import Faults, serve_forever
+from agent_benchmarks.localweb.models import API_KEY, ScriptedModelServer
+from agent_benchmarks.localweb.oracle import LIGHTPANDA, oracle_policy
+from agent_benchmarks.localweb.site import Faults, LocalSite, serve_forever
+from agent_benchmarks.localweb.tasks import site_record
+from agent_benchmarks.records import Mode, Task
+from agent_benchmarks.runner.command import read_system_prompt, run_command
+from agent_benchmarks.runner.plan import AttemptKey
+from agent_benchmarks.runner.session import TaskSession
+from agent_benchmarks.suite import SuiteDef
+
+# The model name the scripted server lists; a scaffold run's manifest records it.
+SCRIPTED_MODEL = "scripted-oracle"
 
 
 def add_fault_args(parser: argparse.ArgumentParser) -> None:
@@ -58,25 +71,98 @@ def faults_from_args(args: argparse.Namespace) -> Faults:
     )
 
 
-@entry
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="localweb-run",
-        description="Run the offline localweb suite, or serve its site alone (--serve).",
-    )
-    add_dataset_args(parser, SUITE)
-    add_run_args(parser)
+class LocalwebSession(TaskSession):
+    """Each attempt is an episode on the live site under its own prefix
+    (``/t/<task>.a<attempt>/``), so repeats and workers never share a cart; with the
+    scripted model, the episode's oracle plays the model at its own URL."""
+
+    def __init__(
+        self,
+        site: LocalSite,
+        server: ScriptedModelServer | None,
+        mode: Mode,
+        system_prompt: str | None,
+    ):
+        super().__init__(SUITE, mode, system_prompt=system_prompt)
+        self.site = site
+        self.server = server
+
+    def settings(self) -> dict[str, Any]:
+        model = "scripted oracle (test double)" if self.server is not None else "as --provider"
+        return {
+            **super().settings(),
+            "site": {"faults": self.site.faults.as_dict()},
+            "model": model,
+        }
+
+    def prepare(self, task: Task, key: AttemptKey, workdir: Path) -> PreparedTask:
+        prepared = super().prepare(task, key, workdir)
+        episode = f"{task.id}.a{key.attempt}"
+        root = self.site.begin_task(episode)
+        start_url = root.rstrip("/") + (task.start_url or "/")
+        env: dict[str, str] = {}
+        base_url = None
+        if self.server is not None:
+            self.server.set_policy(episode, oracle_policy(task.id, LIGHTPANDA, root))
+            base_url = self.server.base_url(episode, "openai")
+            env["OPENAI_API_KEY"] = API_KEY
+        return replace(
+            prepared,
+            text=self.prompt.task_text(prepared.task, start_url=start_url),
+            env=env,
+            base_url=base_url,
+            details={**prepared.details, "episode": episode, "start_url": start_url},
+        )
+
+    def finish(self, prepared: PreparedTask, outcome: AgentOutcome) -> tuple[str, dict[str, Any]]:
+        prediction, details = super().finish(prepared, outcome)
+        record = site_record(self.site, prepared.details["episode"])
+        return prediction, {**details, "site": record.model_dump()}
+
+
+@contextmanager
+def localweb_session(
+    suite: SuiteDef, args: argparse.Namespace, mode: Mode, scripted_model: str | None
+) -> Iterator[TaskSession]:
+    system_prompt = read_system_prompt(args.system_prompt_file)
+    with LocalSite(faults=faults_from_args(args)) as site:
+        if scripted_model is None:
+            yield LocalwebSession(site, None, mode, system_prompt)
+            return
+        with ScriptedModelServer(models=[scripted_model]) as server:
+            yield LocalwebSession(site, server, mode, system_prompt)
+
+
+def add_serve_args(parser: argparse.ArgumentParser) -> None:
     add_fault_args(parser)
     serve = parser.add_argument_group("serving the site alone")
     serve.add_argument("--serve", action="store_true", help="serve the site until Ctrl-C")
     serve.add_argument("--host", default="127.0.0.1", help="address to serve on")
     serve.add_argument("--port", type=non_negative_int, default=0, help="port (0: any free)")
-    args = parser.parse_args(argv)
-    faults = faults_from_args(args)
-    if args.serve:
-        serve_forever(args.host, args.port, faults)
+
+
+_run_suite = run_command(
+    SUITE,
+    lightpanda.CLI,
+    session_factory=localweb_session,
+    add_suite_args=add_serve_args,
+    scripted_model=SCRIPTED_MODEL,
+)
+
+
+@entry
+def main(argv: Sequence[str] | None = None) -> int:
+    """``localweb-run``: the suite end to end, or the site alone with ``--serve``."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--serve" in argv:
+        parser = argparse.ArgumentParser(
+            prog="localweb-run --serve", description="Serve the localweb site alone."
+        )
+        add_serve_args(parser)
+        args = parser.parse_args(argv)
+        serve_forever(args.host, args.port, faults_from_args(args))
         return 0
-    return not_built("localweb-run", "running the suite (the Lightpanda native runner)")
+    return _run_suite(argv)
 
 
 mcp_main = stub_command(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_benchmarks.datasets import DatasetSpec, RowContext, site_of
+from agent_benchmarks.prompts import HUB_ANSWER_SOURCES, WEB_TASK_ASSISTANT, SuitePrompt
 from agent_benchmarks.records import Task
 from agent_benchmarks.suite import SuiteDef
 
@@ -38,4 +39,12 @@ DATASET = DatasetSpec(
     default_per_site=1,
 )
 
-SUITE = SuiteDef(name="webbench", title="WebBench READ", dataset=DATASET, selection_flags=("site",))
+SUITE = SuiteDef(
+    name="webbench",
+    title="WebBench READ",
+    dataset=DATASET,
+    selection_flags=("site",),
+    prompt=SuitePrompt(system=WEB_TASK_ASSISTANT, answer="raw"),
+    answer_sources=(*HUB_ANSWER_SOURCES, "*halluminate*"),
+    default_timeout_s=900.0,
+)

@@ -1,0 +1,1 @@
+"""Backends: the agent stacks a run can drive, behind one small interface."""

@@ -1,0 +1,71 @@
+"""The one small interface every backend (agent stack) implements.
+
+A backend turns a prepared task into a command (:meth:`Backend.command`) and turns what
+that process left behind into an :class:`AgentOutcome` (:meth:`Backend.outcome`). It
+never sees the gold answer: it receives a :class:`PreparedTask` built from a
+:class:`~agent_benchmarks.records.TaskInput`. The run engine owns everything else:
+process groups, timeouts, rows, resume, progress.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from agent_benchmarks.records import Status, TaskInput, ToolCall, Usage
+from agent_benchmarks.runner.process import ProcessResult, ProcessSpec
+
+
+@dataclass(frozen=True)
+class PreparedTask:
+    """What an agent is asked to do for one attempt, in the words it will receive."""
+
+    task: TaskInput
+    attempt: int
+    text: str  # the user turn
+    system_prompt: str | None
+    attachments: tuple[Path, ...] = ()
+    # Extra environment for this attempt only (e.g. the scripted model's per-task URL).
+    env: dict[str, str] = field(default_factory=dict)
+    # Overrides the backend's model base URL for this attempt (the scripted model).
+    base_url: str | None = None
+    block_urls: tuple[str, ...] = ()
+    workdir: Path = Path(".")
+    # What the suite did to get here (attachments handling, the episode's site prefix).
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class AgentOutcome:
+    """A backend's reading of one finished process, before the engine adds bookkeeping."""
+
+    status: Status
+    output: str  # the agent's final text as printed (before answer extraction)
+    error_class: str | None = None
+    error: str | None = None
+    trace: list[ToolCall] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+class Backend(Protocol):
+    """An agent stack the engine can drive, one process per attempt."""
+
+    name: str
+
+    def programs(self) -> dict[str, str]:
+        """Versions (and hashes) of the programs this backend drives, for the manifest."""
+        ...
+
+    def settings(self) -> dict[str, Any]:
+        """Everything that defines this backend's runs, for the manifest (no secrets)."""
+        ...
+
+    def command(self, prepared: PreparedTask) -> ProcessSpec:
+        """The process that runs one attempt (the engine sets its timeout and memory cap)."""
+        ...
+
+    def outcome(self, prepared: PreparedTask, result: ProcessResult) -> AgentOutcome:
+        """Read the attempt's result: answer, status, trace and usage."""
+        ...

@@ -1,0 +1,246 @@
+"""The Lightpanda native agent: ``lightpanda agent --task ...``, one process per attempt.
+
+Everything a row says comes from what the process left: stdout is the answer, the
+``--trace`` file (always on, with tool results) gives the tool calls and the token counts,
+and stderr's tail is kept for diagnosis. The binary defaults to the one inside the
+``lightpanda`` PyPI package; ``--lightpanda PATH`` runs another build.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from pydantic import BaseModel, ConfigDict
+
+from agent_benchmarks.backends.base import AgentOutcome, PreparedTask
+from agent_benchmarks.backends.lightpanda_trace import parse_usage_line, read_trace, strip_ansi
+from agent_benchmarks.datasets import sha256_file
+from agent_benchmarks.errors import InputError
+from agent_benchmarks.provenance import default_run_dir
+from agent_benchmarks.runner.command import BackendCLI
+from agent_benchmarks.runner.process import ProcessResult, ProcessSpec
+from agent_benchmarks.suite import SuiteDef
+
+NAME = "lightpanda-native"
+
+# Providers whose key Lightpanda reads from the environment; checked before a run starts
+# so a missing key is one clear message rather than N failed tasks.
+PROVIDER_KEYS: dict[str, tuple[str, ...]] = {
+    "anthropic": ("ANTHROPIC_API_KEY",),
+    "openai": ("OPENAI_API_KEY",),
+    "gemini": ("GOOGLE_API_KEY", "GEMINI_API_KEY"),
+    "openai_compatible": ("OPENAI_API_KEY",),
+    "huggingface": ("HF_TOKEN",),
+    "vercel": ("AI_GATEWAY_API_KEY",),
+    "mistral": ("MISTRAL_API_KEY",),
+    "openrouter": ("OPENROUTER_API_KEY",),
+}
+PROVIDERS = (*PROVIDER_KEYS, "ollama", "llama_cpp", "vertex", "codex")
+
+# What Lightpanda prints when the model API fails (HTTP errors after its retries, bad
+# replies): these are infrastructure failures, not wrong answers.
+_MODEL_API_ERROR = re.compile(
+    r"API error|Request failed|rate.?limit|overloaded|invalid api key|unauthori[sz]ed|"
+    r"ConnectionRefused|connection refused|no (?:such )?model|not in the model list",
+    re.IGNORECASE,
+)
+NO_RESPONSE = "(no response from model)"
+STDERR_TAIL_CHARS = 4000
+
+
+def bundled_binary() -> Path:
+    import lightpanda
+
+    return Path(lightpanda.__file__).parent / "lightpanda"
+
+
+def check_binary(path: Path) -> dict[str, str]:
+    """Version and sha256 of a runnable Lightpanda binary; InputError if it is not one."""
+    if not path.exists():
+        raise InputError(f"--lightpanda {path}: no such file")
+    if not path.is_file() or not os.access(path, os.X_OK):
+        raise InputError(f"--lightpanda {path}: not an executable file")
+    try:
+        out = subprocess.run(
+            [str(path), "version"], capture_output=True, text=True, timeout=30, check=False
+        )
+    except OSError as exc:
+        raise InputError(f"--lightpanda {path}: cannot run it: {exc.strerror}") from None
+    version = (out.stdout or out.stderr).strip().splitlines()
+    if out.returncode != 0 or not version:
+        raise InputError(f"--lightpanda {path}: `version` failed (exit {out.returncode})")
+    return {"lightpanda": version[0].strip(), "lightpanda_sha256": sha256_file(path)}
+
+
+class LightpandaConfig(BaseModel):
+    """What defines a Lightpanda run; stored in the manifest and reused by --resume."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    binary: str
+    provider: str
+    model: str | None = None
+    # May hold "{task_id}", replaced per attempt (a per-task routing proxy or scripted model).
+    base_url: str | None = None
+
+
+class LightpandaBackend:
+    name = NAME
+
+    def __init__(self, config: LightpandaConfig, programs: dict[str, str]):
+        self.config = config
+        self._programs = programs
+
+    def programs(self) -> dict[str, str]:
+        return dict(self._programs)
+
+    def settings(self) -> dict[str, Any]:
+        return self.config.model_dump()
+
+    def base_url_for(self, prepared: PreparedTask) -> str | None:
+        if prepared.base_url is not None:
+            return prepared.base_url
+        if self.config.base_url is None:
+            return None
+        return self.config.base_url.replace("{task_id}", quote(prepared.task.id, safe=""))
+
+    def command(self, prepared: PreparedTask) -> ProcessSpec:
+        trace = prepared.workdir / "trace.jsonl"
+        argv = [self.config.binary, "agent", "--provider", self.config.provider]
+        if self.config.model:
+            argv += ["--model", self.config.model]
+        argv += ["--task", prepared.text, "--trace", str(trace), "--trace-results"]
+        if prepared.system_prompt is not None:
+            argv += ["--system-prompt", prepared.system_prompt]
+        env = {**os.environ, "LIGHTPANDA_DISABLE_TELEMETRY": "true", **prepared.env}
+        base_url = self.base_url_for(prepared)
+        if base_url is not None:
+            argv += ["--base-url", base_url]
+            if self.config.provider == "openai_compatible":
+                env["OPENAI_BASE_URL"] = base_url
+        for path in prepared.attachments:
+            argv += ["--attach", str(path)]
+        for pattern in prepared.block_urls:
+            argv += ["--block-urls", pattern]
+        return ProcessSpec(argv=argv, env=env, cwd=prepared.workdir, timeout_s=None)
+
+    def outcome(self, prepared: PreparedTask, result: ProcessResult) -> AgentOutcome:
+        summary = read_trace(prepared.workdir / "trace.jsonl")
+        stderr = strip_ansi(result.stderr)
+        usage = summary.usage
+        if usage.turns == 0:
+            usage = parse_usage_line(stderr) or usage
+        output = result.stdout.strip()
+        details: dict[str, Any] = {"model_phases": summary.phases}
+        if summary.problems:
+            details["trace_problems"] = summary.problems
+        status, error_class, error = classify(result, output, stderr)
+        return AgentOutcome(
+            status=status,
+            output=output,
+            error_class=error_class,
+            error=error,
+            trace=summary.calls,
+            usage=usage,
+            details=details,
+        )
+
+
+def classify(result: ProcessResult, output: str, stderr: str) -> tuple[Any, str | None, str | None]:
+    """(status, error_class, error) of a finished ``lightpanda agent`` process."""
+    last_line = _last_error_line(stderr)
+    if result.start_error is not None:
+        return "error", "crash", f"could not start lightpanda: {result.start_error}"
+    if result.timed_out:
+        return "timeout", "timeout", "killed at the deadline"
+    if result.interrupted:
+        return "error", "interrupted", "killed by the user (Ctrl-C) before it finished"
+    if result.oom:
+        return "error", "oom", f"killed for exceeding the memory cap ({result.memory_method})"
+    if result.signal is not None:
+        return "error", "crash", f"lightpanda died of signal {result.signal}: {last_line}"
+    if result.returncode != 0:
+        kind = "model_api" if _MODEL_API_ERROR.search(stderr) else "agent_error"
+        return "error", kind, f"exit {result.returncode}: {last_line}"
+    if not output or output == NO_RESPONSE:
+        return "empty", None, None
+    return "ok", None, None
+
+
+def _last_error_line(stderr: str) -> str:
+    """The most telling line of stderr: the last one that says error, else the last one."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    lines = [line for line in lines if not line.startswith("$usage")]
+    for line in reversed(lines):
+        if "error" in line.lower():
+            return line[:500]
+    return lines[-1][:500] if lines else ""
+
+
+# --- the command line ----------------------------------------------------------------------
+
+DEFAULT_PROVIDER = "anthropic"
+DEFAULT_MODEL = "claude-sonnet-4-6"
+
+
+def add_args(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("Lightpanda")
+    group.add_argument(
+        "--lightpanda",
+        type=Path,
+        help="the lightpanda binary to run (default: the one in the lightpanda package)",
+    )
+    group.add_argument(
+        "--base-url",
+        help="the provider's API base URL; {task_id} in it is replaced per task",
+    )
+
+
+def build(
+    args: argparse.Namespace, suite: SuiteDef, scripted_model: str | None
+) -> LightpandaBackend:
+    binary = Path(args.lightpanda) if args.lightpanda else bundled_binary()
+    programs = check_binary(binary)
+    if scripted_model is not None:
+        # The suite plays the model (localweb's oracle) over the OpenAI-compatible protocol;
+        # each attempt's PreparedTask carries the scripted server's URL for that episode.
+        config = LightpandaConfig(
+            binary=str(binary), provider="openai_compatible", model=scripted_model
+        )
+        return LightpandaBackend(config, programs)
+    args.provider = args.provider or DEFAULT_PROVIDER
+    if args.provider not in PROVIDERS:
+        raise InputError(
+            f"--provider {args.provider}: not a Lightpanda provider ({', '.join(PROVIDERS)})"
+        )
+    if args.model is None and args.provider == DEFAULT_PROVIDER:
+        args.model = DEFAULT_MODEL
+    keys = PROVIDER_KEYS.get(args.provider, ())
+    if keys and not any(os.environ.get(k) for k in keys):
+        raise InputError(
+            f"--provider {args.provider} needs {' or '.join(keys)} in the environment "
+            "(or run localweb-run, which needs no key)"
+        )
+    if args.provider == "openai_compatible" and not (
+        args.base_url or os.environ.get("OPENAI_BASE_URL")
+    ):
+        raise InputError("--provider openai_compatible needs --base-url or OPENAI_BASE_URL")
+    config = LightpandaConfig(
+        binary=str(binary), provider=args.provider, model=args.model, base_url=args.base_url
+    )
+    return LightpandaBackend(config, programs)
+
+
+CLI = BackendCLI(
+    name=NAME,
+    add_args=add_args,
+    run_flags=("lightpanda", "base_url"),
+    build=build,
+    run_dir=lambda suite, args: default_run_dir(suite.name),
+)

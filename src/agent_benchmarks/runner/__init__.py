@@ -1,0 +1,1 @@
+"""The run engine: attempts, executors, resume, progress."""

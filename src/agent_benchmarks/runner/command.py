@@ -1,0 +1,413 @@
+"""``<suite>-run``: the command every runner shares, from flags to a graded run folder.
+
+A backend plugs in through a :class:`BackendCLI` (its flags, its config record, how to
+build it); a suite through its :class:`~agent_benchmarks.suite.SuiteDef` and, when it
+needs run-scoped services, a session factory. Everything else is here once: selection,
+the run folder, the manifest, ``--resume``, the engine, grading at the end.
+
+A run's defining flags (provider, model, timeout, repeat, prompt, ...) are stored in the
+manifest. ``--resume`` takes them from there; a defining flag typed again with another
+value is refused, because a run must not change what it measures halfway.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from agent_benchmarks.backends.base import Backend
+from agent_benchmarks.cli import add_dataset_args, add_run_args, entry, load_selected
+from agent_benchmarks.datasets import LoadedDataset, load_tasks, sha256_file
+from agent_benchmarks.errors import InputError
+from agent_benchmarks.pricing import load_price_table
+from agent_benchmarks.provenance import build_manifest, git_state, utc_now
+from agent_benchmarks.records import Manifest, Mode, RunSession, Task
+from agent_benchmarks.redact import redact_argv
+from agent_benchmarks.runner.engine import AttemptRunner, RunOutcome, execute
+from agent_benchmarks.runner.executor import LocalPool
+from agent_benchmarks.runner.plan import plan_attempts
+from agent_benchmarks.runner.session import TaskSession
+from agent_benchmarks.scoring.scorecard import read_manifest
+from agent_benchmarks.storage import read_predictions, write_json_atomic
+from agent_benchmarks.suite import SuiteDef
+
+# Flags that define what a run measures. Stored in the manifest; fixed once a run starts.
+RUN_FLAGS = (
+    "provider",
+    "model",
+    "timeout",
+    "repeat",
+    "memory_max_mb",
+    "system_prompt_file",
+    "block_answer_sources",
+    "prices",
+    "scaffold",
+)
+# Selection flags: a resumed run keeps the manifest's task ids.
+SELECTION_FLAGS = ("limit", "task_ids", "site", "sample_per_site", "skip_attachments")
+
+
+@dataclass(frozen=True)
+class BackendCLI:
+    """How a backend joins the command line: its flags and how to build it."""
+
+    name: str
+    add_args: Callable[[argparse.ArgumentParser], None]
+    # Flags of this backend that define a run (checked on --resume like RUN_FLAGS).
+    run_flags: tuple[str, ...]
+    # (args, suite, scripted_model) -> the backend, ready (binaries checked). A scripted
+    # model name means the suite plays the model itself (localweb without --provider).
+    build: Callable[[argparse.Namespace, SuiteDef, str | None], Backend]
+    # results/<suite>/<stamp> for the native runner; results/<suite>-mcp/<backend>/... later.
+    run_dir: Callable[[SuiteDef, argparse.Namespace], Path]
+
+
+# (suite, args, mode, scripted_model) -> a context manager yielding the run's TaskSession.
+SessionFactory = Callable[
+    [SuiteDef, argparse.Namespace, Mode, str | None], AbstractContextManager[TaskSession]
+]
+
+
+@contextmanager
+def dataset_session(
+    suite: SuiteDef, args: argparse.Namespace, mode: Mode, scripted_model: str | None
+) -> Iterator[TaskSession]:
+    yield TaskSession(
+        suite,
+        mode,
+        system_prompt=read_system_prompt(args.system_prompt_file),
+        block_answer_sources=bool(args.block_answer_sources),
+    )
+
+
+def read_system_prompt(path: str | None) -> str | None:
+    if path is None:
+        return None
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"--system-prompt-file {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise InputError(f"--system-prompt-file {path}: not UTF-8 text") from None
+    if not text.strip():
+        raise InputError(f"--system-prompt-file {path}: the file is empty")
+    return text
+
+
+def add_common_run_args(parser: argparse.ArgumentParser, suite: SuiteDef) -> None:
+    group = parser.add_argument_group("what the agent is told, and grading")
+    group.add_argument(
+        "--system-prompt-file", help="replace the suite's system prompt with this file's text"
+    )
+    group.add_argument(
+        "--block-answer-sources",
+        action="store_const",
+        const=True,
+        help="block URLs that would hand over the answer (dataset mirrors, leaderboards, "
+        "any URL holding the task id)",
+    )
+    group.add_argument(
+        "--prices", help="a JSON price table overriding the built-in one (USD per 1M tokens)"
+    )
+    group.add_argument(
+        "--scaffold",
+        action="store_const",
+        const=True,
+        help="the model behind --base-url is a test double: label the run scaffold, not live",
+    )
+    default_grade = suite.name == "localweb"
+    group.add_argument(
+        "--grade",
+        action=argparse.BooleanOptionalAction,
+        default=default_grade,
+        help=f"grade when the run ends (default: {'on' if default_grade else 'off'})",
+    )
+
+
+def run_command(
+    suite: SuiteDef,
+    backend_cli: BackendCLI,
+    session_factory: SessionFactory = dataset_session,
+    add_suite_args: Callable[[argparse.ArgumentParser], None] | None = None,
+    scripted_model: str | None = None,
+) -> Callable[[Sequence[str] | None], int]:
+    """Build a suite's ``-run`` console script for one backend."""
+    prog = f"{suite.name}-run" if backend_cli.name == "lightpanda-native" else backend_cli.name
+
+    @entry
+    def main(argv: Sequence[str] | None = None) -> int:
+        argv = list(sys.argv[1:] if argv is None else argv)
+        parser = argparse.ArgumentParser(
+            prog=prog, description=f"Run {suite.title} with {backend_cli.name}."
+        )
+        add_dataset_args(parser, suite)
+        add_run_args(parser)
+        add_common_run_args(parser, suite)
+        backend_cli.add_args(parser)
+        if add_suite_args is not None:
+            add_suite_args(parser)
+        args = parser.parse_args(argv)
+        return _run(suite, backend_cli, session_factory, args, argv, prog, scripted_model)
+
+    return main
+
+
+def _run(
+    suite: SuiteDef,
+    backend_cli: BackendCLI,
+    session_factory: SessionFactory,
+    args: argparse.Namespace,
+    argv: list[str],
+    prog: str,
+    scripted_model: str | None,
+) -> int:
+    console = Console(stderr=True, soft_wrap=True)
+    run_flags = RUN_FLAGS + backend_cli.run_flags
+    manifest: Manifest | None = None
+    if args.resume is not None:
+        run_dir = args.resume
+        manifest = _load_resumable(run_dir, suite, args)
+        _apply_stored_flags(args, manifest.settings.get("flags", {}), run_flags)
+        loaded, tasks = _reload_tasks(suite, manifest)
+    else:
+        if args.no_retry_errors:
+            raise InputError("--no-retry-errors only applies with --resume")
+        loaded, tasks = load_selected(suite, args)
+        if not tasks:
+            raise InputError("the selection is empty: no task to run")
+        run_dir = args.out_dir or backend_cli.run_dir(suite, args)
+        if (run_dir / "predictions.jsonl").exists():
+            raise InputError(
+                f"{run_dir} already holds a run; continue it with --resume {run_dir}, "
+                "or choose another --out-dir"
+            )
+    args.timeout = args.timeout or suite.default_timeout_s
+    args.repeat = args.repeat or 1
+    # Without --provider, a suite that can play the model itself (localweb) does so.
+    if args.provider is not None or getattr(args, "base_url", None) is not None:
+        scripted_model = None
+    mode: Mode = "scaffold" if scripted_model or args.scaffold else "live"
+    prices = load_price_table(Path(args.prices) if args.prices else None)
+    backend = backend_cli.build(args, suite, scripted_model)
+    flags = {name: _jsonable(getattr(args, name, None)) for name in run_flags}
+
+    predictions_path = run_dir / "predictions.jsonl"
+    existing = []
+    if predictions_path.exists():
+        loaded_rows = read_predictions(predictions_path)
+        for warning in loaded_rows.warnings():
+            console.print(
+                f"[yellow]warning:[/] {warning}; it is set aside to predictions.jsonl.torn"
+            )
+        existing = loaded_rows.rows
+    task_ids = [t.id for t in tasks]
+    plan = plan_attempts(task_ids, args.repeat, existing, retry_errors=not args.no_retry_errors)
+
+    with session_factory(suite, args, mode, scripted_model) as session:
+        sha, dirty = git_state()
+        this_session = RunSession(
+            started_at=utc_now(),
+            argv=redact_argv([prog, *argv]),
+            planned=len(plan.todo),
+            retried=plan.retried,
+            git_sha=sha,
+            git_dirty=dirty,
+        )
+        if manifest is None:
+            run_dir.mkdir(parents=True, exist_ok=True)
+            manifest = build_manifest(
+                suite=suite.name,
+                loaded=loaded,
+                task_ids=task_ids,
+                selection=_selection_of(args),
+                backend=backend.name,
+                mode=mode,
+                argv=[prog, *argv],
+                provider=backend.settings().get("provider"),
+                model=backend.settings().get("model"),
+                programs=backend.programs(),
+                workers=args.workers,
+                timeout_s=args.timeout,
+                repeat=args.repeat,
+                settings={
+                    "flags": flags,
+                    "backend": backend.settings(),
+                    "session": session.settings(),
+                    "prices": {"version": prices.version, "source": prices.source},
+                },
+            )
+        else:
+            _check_backend_unchanged(manifest, backend, run_dir)
+        manifest.sessions.append(this_session)
+        _write_manifest(run_dir, manifest)
+        _announce(console, suite, manifest, plan, run_dir)
+        runner = AttemptRunner(
+            run_dir=run_dir,
+            tasks={t.id: t for t in tasks},
+            session=session,
+            backend=backend,
+            timeout_s=args.timeout,
+            memory_max_mb=args.memory_max_mb,
+            prices=prices,
+            model=backend.settings().get("model"),
+        )
+        outcome = execute(
+            plan.todo, runner, LocalPool(args.workers), predictions_path, suite.title, console
+        )
+        this_session.finished_at = utc_now()
+        this_session.completed = outcome.written
+        this_session.interrupted = outcome.interrupted
+        this_session.wall_seconds = round(outcome.wall_seconds, 3)
+        this_session.busy_seconds = round(outcome.busy_seconds, 3)
+        this_session.agent_seconds = round(outcome.agent_seconds, 3)
+        manifest.sessions[-1] = this_session
+        manifest.finished_at = this_session.finished_at
+        _write_manifest(run_dir, manifest)
+    return _conclude(console, suite, args, outcome, run_dir, prog)
+
+
+def _conclude(
+    console: Console,
+    suite: SuiteDef,
+    args: argparse.Namespace,
+    outcome: RunOutcome,
+    run_dir: Path,
+    prog: str,
+) -> int:
+    c = outcome.counts
+    console.print(
+        f"{outcome.written} attempt(s) in {outcome.wall_seconds:.1f}s: ok {c['ok']}, "
+        f"empty {c['empty']}, timeout {c['timeout']}, error {c['error']} → {run_dir}"
+    )
+    if outcome.interrupted:
+        console.print(f"[yellow]interrupted.[/] continue with: {prog} --resume {run_dir}")
+        return 130
+    if outcome.written and c["timeout"] + c["error"] == outcome.written:
+        console.print(
+            "[red]every attempt failed with an infrastructure error[/] (see the rows' "
+            f"error and stderr_tail); retry them with: {prog} --resume {run_dir}"
+        )
+        return 1
+    if args.grade:
+        grade = importlib.import_module(f"agent_benchmarks.{suite.name}.grade")
+        return grade.main([str(run_dir / "predictions.jsonl")])
+    console.print(f"grade with: {suite.name}-grade {run_dir / 'predictions.jsonl'}")
+    return 0
+
+
+def _announce(
+    console: Console, suite: SuiteDef, manifest: Manifest, plan: Any, run_dir: Path
+) -> None:
+    n_tasks = len(manifest.task_ids)
+    what = f"{suite.title}: {n_tasks} task(s) × {manifest.repeat}"
+    if plan.settled or plan.retried or plan.kept_failures:
+        what += (
+            f"; resuming: {plan.settled} done, {plan.retried} to retry, "
+            f"{plan.kept_failures} failure(s) kept"
+        )
+    console.print(
+        f"{what}; {len(plan.todo)} attempt(s) to run, {manifest.workers} worker(s), "
+        f"timeout {manifest.timeout_s:g}s, mode {manifest.mode} → {run_dir}"
+    )
+    if manifest.mode == "scaffold":
+        console.print(
+            "[yellow]scaffold run:[/] the model is a scripted test double; these numbers "
+            "test the browser stack and the harness, they are not a benchmark result"
+        )
+
+
+def _write_manifest(run_dir: Path, manifest: Manifest) -> None:
+    write_json_atomic(run_dir / "manifest.json", manifest.model_dump_json(indent=2) + "\n")
+
+
+def _jsonable(value: Any) -> Any:
+    return str(value) if isinstance(value, Path) else value
+
+
+def _selection_of(args: argparse.Namespace) -> dict[str, Any]:
+    from agent_benchmarks.cli import selection_from_args
+
+    return selection_from_args(args).as_dict
+
+
+def _load_resumable(run_dir: Path, suite: SuiteDef, args: argparse.Namespace) -> Manifest:
+    if not run_dir.is_dir():
+        raise InputError(f"--resume {run_dir}: no such run folder")
+    manifest = read_manifest(run_dir)
+    if manifest is None:
+        raise InputError(f"--resume {run_dir}: no manifest.json there, so not a run folder")
+    if manifest.suite != suite.name:
+        raise InputError(f"--resume {run_dir}: a {manifest.suite} run, not {suite.name}")
+    if args.out_dir is not None:
+        raise InputError("--out-dir cannot be combined with --resume (the run folder is fixed)")
+    given = [f"--{n.replace('_', '-')}" for n in SELECTION_FLAGS if getattr(args, n, None)]
+    if given or getattr(args, "dataset_file", None) is not None:
+        flags = ", ".join(given + (["--dataset-file"] if args.dataset_file else []))
+        raise InputError(
+            f"{flags}: a resumed run keeps the tasks its manifest lists ({run_dir}/manifest.json)"
+        )
+    return manifest
+
+
+def _apply_stored_flags(
+    args: argparse.Namespace, stored: dict[str, Any], names: Sequence[str]
+) -> None:
+    for name in names:
+        given = _jsonable(getattr(args, name, None))
+        kept = stored.get(name)
+        if given is not None and given != kept:
+            flag = "--" + name.replace("_", "-")
+            raise InputError(
+                f"{flag} {given}: this run was started with {kept!r}; a resumed run keeps "
+                "its settings (start a new run to change them)"
+            )
+        setattr(args, name, kept)
+
+
+def _check_backend_unchanged(manifest: Manifest, backend: Backend, run_dir: Path) -> None:
+    before = manifest.programs
+    for name, value in backend.programs().items():
+        if name in before and before[name] != value:
+            raise InputError(
+                f"--resume {run_dir}: {name} was {before[name]!r} when the run started and is "
+                f"{value!r} now; finish it with the same build or start a new run"
+            )
+
+
+def _reload_tasks(suite: SuiteDef, manifest: Manifest) -> tuple[LoadedDataset, list[Task]]:
+    source = manifest.dataset
+    if source.kind == "bundled":
+        assert suite.bundled is not None
+        loaded = suite.bundled()
+        if loaded.source.sha256 != source.sha256:
+            raise InputError(
+                f"the {suite.name} tasks changed since this run started (digest "
+                f"{source.sha256} then, {loaded.source.sha256} now); start a new run"
+            )
+    else:
+        assert suite.dataset is not None
+        path = Path(source.path) if source.kind == "file" and source.path else None
+        if path is not None and path.exists() and sha256_file(path) != source.sha256:
+            raise InputError(f"{path}: the dataset file changed since this run started")
+        loaded = load_tasks(
+            suite.dataset,
+            split=manifest.split,
+            dataset_file=path,
+            config=source.config,
+            revision=source.revision,
+        )
+    by_id = {t.id: t for t in loaded.tasks}
+    missing = [i for i in manifest.task_ids if i not in by_id]
+    if missing:
+        raise InputError(
+            f"{len(missing)} task(s) of the run are not in the dataset any more: {missing[:5]}"
+        )
+    return loaded, [by_id[i] for i in manifest.task_ids]

@@ -1,0 +1,209 @@
+"""The run engine: attempts out to an executor, rows back into ``predictions.jsonl``.
+
+One attempt is: the suite prepares the task (:class:`~.session.TaskSession`), the backend
+names the process (:class:`~agent_benchmarks.backends.base.Backend`), the process runs in
+its own process group under the timeout and memory cap (:mod:`.process`), the backend reads
+what it left, and the engine writes exactly one row. Rows are written by the main thread
+only, whole and fsynced, as attempts finish; a row is the attempt's completion mark, so a
+crash at any point leaves a run that ``--resume`` completes.
+
+Ctrl-C once: start no more attempts, let the running ones finish. Twice (or SIGTERM): kill
+the running ones; their rows say ``interrupted`` and resume retries them.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+import threading
+import time
+import traceback
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import FrameType
+
+from rich.console import Console
+
+from agent_benchmarks.backends.base import AgentOutcome, Backend
+from agent_benchmarks.pricing import PriceTable
+from agent_benchmarks.records import PredictionRow, Task, ToolCall
+from agent_benchmarks.redact import redact_text
+from agent_benchmarks.runner.executor import Executor
+from agent_benchmarks.runner.plan import AttemptKey
+from agent_benchmarks.runner.process import ProcessResult, run_process
+from agent_benchmarks.runner.progress import RunProgress
+from agent_benchmarks.runner.session import TaskSession
+from agent_benchmarks.storage import PredictionsWriter
+
+STDERR_TAIL_CHARS = 4000
+
+
+@dataclass
+class AttemptRunner:
+    """Runs one attempt to its row. Thread-safe: one instance serves every worker."""
+
+    run_dir: Path
+    tasks: dict[str, Task]
+    session: TaskSession
+    backend: Backend
+    timeout_s: float | None
+    memory_max_mb: int | None
+    prices: PriceTable
+    model: str | None
+    # Wall time the agent processes themselves ran, summed (for the overhead benchmark).
+    agent_seconds: float = 0.0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def workdir(self, key: AttemptKey) -> Path:
+        safe_id = re.sub(r"[^A-Za-z0-9_.-]", "_", key.task_id)[:100]
+        return self.run_dir / "attempts" / safe_id / f"{key.attempt}.{key.try_number}"
+
+    def __call__(self, key: AttemptKey, cancel: threading.Event) -> PredictionRow:
+        task = self.tasks[key.task_id]
+        started = time.monotonic()
+        result: ProcessResult | None = None
+        try:
+            workdir = self.workdir(key)
+            workdir.mkdir(parents=True, exist_ok=True)
+            prepared = self.session.prepare(task, key, workdir)
+            spec = replace(
+                self.backend.command(prepared),
+                timeout_s=self.timeout_s,
+                memory_max_mb=self.memory_max_mb,
+            )
+            result = run_process(spec, cancel)
+            with self._lock:
+                self.agent_seconds += result.duration_s
+            outcome = self.backend.outcome(prepared, result)
+            prediction, answer_details = self.session.finish(prepared, outcome)
+        except Exception as exc:  # a harness fault on one task must not end the run
+            outcome = AgentOutcome(
+                status="error",
+                output="",
+                error_class="harness",
+                error=f"{type(exc).__name__}: {exc}",
+                details={"traceback": traceback.format_exc(limit=8)},
+            )
+            prediction, answer_details, prepared = None, {}, None
+        status = outcome.status
+        if status == "ok" and not (prediction or "").strip():
+            status = "empty"  # e.g. an empty <ANSWER></ANSWER>
+        usage = outcome.usage
+        if usage.cost_usd is None:
+            usage = usage.model_copy(update={"cost_usd": self.prices.cost(usage, self.model)})
+        details = {
+            **(prepared.details if prepared is not None else {}),
+            **outcome.details,
+            **answer_details,
+            "try": key.try_number,
+        }
+        if result is not None:
+            details["process"] = {
+                "stray_killed": result.stray_killed,
+                "memory_method": result.memory_method,
+            }
+        return PredictionRow(
+            id=task.id,
+            suite=task.suite,
+            task=task.question,
+            gold=task.gold,
+            prediction=None if status in ("timeout", "error") and not prediction else prediction,
+            status=status,
+            error_class=outcome.error_class,
+            error=redact_text(outcome.error) if outcome.error else None,
+            duration_s=round(time.monotonic() - started, 3),
+            timed_out=bool(result and result.timed_out),
+            returncode=result.returncode if result is not None else None,
+            attempt=key.attempt,
+            backend=self.backend.name,
+            trace=[_redact_call(call) for call in outcome.trace],
+            usage=usage,
+            stderr_tail=redact_text(result.stderr[-STDERR_TAIL_CHARS:]) if result else "",
+            details=details,
+            **task.suite_fields(),
+        )
+
+
+def _redact_call(call: ToolCall) -> ToolCall:
+    if call.output is None and call.error is None:
+        return call
+    return call.model_copy(
+        update={
+            "output": redact_text(call.output) if call.output else call.output,
+            "error": redact_text(call.error) if call.error else call.error,
+        }
+    )
+
+
+@dataclass
+class RunOutcome:
+    written: int
+    counts: Counter[str]
+    interrupted: bool
+    wall_seconds: float
+    busy_seconds: float  # summed time workers spent inside attempts
+    agent_seconds: float  # summed time the agent processes ran
+
+
+class _Interrupts:
+    """First Ctrl-C: stop starting. Second, or SIGTERM: kill the running attempts."""
+
+    def __init__(self, executor: Executor, progress: RunProgress):
+        self.executor = executor
+        self.progress = progress
+        self.count = 0
+        self._previous: dict[int, object] = {}
+
+    def __enter__(self) -> _Interrupts:
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)  # type: ignore[arg-type]
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        self.count += 1
+        if signum == signal.SIGINT and self.count == 1:
+            self.executor.stop_starting()
+            self.progress.note(
+                "[yellow]interrupt:[/] starting no more tasks; waiting for the running ones "
+                "(Ctrl-C again kills them)"
+            )
+        else:
+            self.executor.kill_running()
+            self.progress.note("[yellow]interrupt:[/] killing the running tasks")
+
+
+def execute(
+    keys: list[AttemptKey],
+    runner: AttemptRunner,
+    executor: Executor,
+    predictions_path: Path,
+    title: str,
+    console: Console | None = None,
+) -> RunOutcome:
+    started = time.monotonic()
+    counts: Counter[str] = Counter()
+    written = 0
+    with (
+        PredictionsWriter(predictions_path) as writer,
+        RunProgress(len(keys), title, console) as progress,
+        _Interrupts(executor, progress) as interrupts,
+    ):
+        for row in executor.run(keys, runner):
+            writer.append(row)
+            written += 1
+            counts[row.status] += 1
+            progress.advance(row)
+    return RunOutcome(
+        written=written,
+        counts=counts,
+        interrupted=interrupts.count > 0,
+        wall_seconds=time.monotonic() - started,
+        busy_seconds=getattr(executor, "busy_seconds", 0.0),
+        agent_seconds=runner.agent_seconds,
+    )

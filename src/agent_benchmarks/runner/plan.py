@@ -1,0 +1,57 @@
+"""Which attempts a run (or a resumed run) still owes.
+
+A run owes one final row per (task, attempt) for every task in its manifest and every
+attempt up to ``repeat``. A row with status ok or empty settles its attempt; a timeout or
+error row is an infrastructure failure, retried on resume unless the user keeps it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from agent_benchmarks.records import INFRA_STATUSES, PredictionRow
+
+
+@dataclass(frozen=True)
+class AttemptKey:
+    task_id: str
+    attempt: int  # 1..repeat
+    try_number: int  # 1 for the first try of this attempt, 2 after one infra failure, ...
+
+
+@dataclass
+class Plan:
+    todo: list[AttemptKey]
+    settled: int  # attempts with a final ok/empty row already
+    kept_failures: int  # infra rows kept as final (--no-retry-errors)
+    retried: int  # infra rows that will be retried
+
+
+def plan_attempts(
+    task_ids: list[str],
+    repeat: int,
+    existing: Iterable[PredictionRow] = (),
+    retry_errors: bool = True,
+) -> Plan:
+    """The attempts to run, attempt-major (every task's attempt 1, then attempt 2, ...), so a
+    run cut short still has a complete first pass to show."""
+    rows_by_key: dict[tuple[str, int], list[PredictionRow]] = defaultdict(list)
+    for row in existing:
+        rows_by_key[(row.id, row.attempt)].append(row)
+    todo: list[AttemptKey] = []
+    settled = kept = retried = 0
+    for attempt in range(1, repeat + 1):
+        for task_id in task_ids:
+            rows = rows_by_key.get((task_id, attempt), [])
+            if not rows:
+                todo.append(AttemptKey(task_id, attempt, 1))
+            elif rows[-1].status not in INFRA_STATUSES:
+                settled += 1
+            elif retry_errors:
+                retried += 1
+                todo.append(AttemptKey(task_id, attempt, len(rows) + 1))
+            else:
+                kept += 1
+    return Plan(todo=todo, settled=settled, kept_failures=kept, retried=retried)

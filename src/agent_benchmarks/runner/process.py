@@ -1,0 +1,564 @@
+"""Run one agent subprocess for one task attempt, and leave nothing of it behind.
+
+The child gets its own session (so its whole process group can be signalled), a wall-clock
+deadline, optional cancellation and an optional memory cap. Its pipes are pumped with
+poll() from the calling thread, so any amount of output in either direction cannot
+deadlock, and the leader is watched through a pidfd so that it stays an unreaped zombie
+until everything else is killed: its pid, which is also the process group id, cannot be
+reused by an unrelated process while we still signal the group.
+
+Browsers and daemons escape process groups (setsid, double fork), so every attempt also
+gets a unique value in ``MARKER_ENV``. Children inherit it, and once the leader has exited
+every process still carrying it is killed. When the memory cap is a cgroup, its members
+are killed as well, which also catches processes that scrubbed their environment.
+
+Linux only (5.3 or later, for pidfd_open): pidfds, cgroups and /proc.
+"""
+
+from __future__ import annotations
+
+import errno
+import functools
+import math
+import os
+import re
+import resource
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from contextlib import suppress
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+MARKER_ENV = "AGENT_BENCHMARKS_ATTEMPT"
+
+CGROUP_V2 = "cgroup-v2"
+CGROUP_V1 = "cgroup-v1"
+RLIMIT = "rlimit"
+
+# SIGTERM first on timeout so that agents which handle it can flush what they have; short,
+# because a timed-out attempt has already used its budget.
+_TERM_GRACE_S = 0.5
+# How often a running attempt looks at its cancel event (threading.Event cannot be polled).
+_CANCEL_POLL_S = 0.05
+# Once every process of the attempt is dead the pipes reach EOF at once; this only bounds
+# the wait when an unknown process (no marker, outside the group and cgroup) still holds one.
+_DRAIN_S = 1.0
+# Killed processes need a moment to exit, and a cgroup can only be removed once empty.
+_GONE_WAIT_S = 1.0
+_READ_CHUNK = 1 << 20
+
+# The rlimit OOM heuristic (an rlimit makes allocations fail instead of reporting anything):
+# with a cap set, an attempt that was neither timed out nor cancelled counts as out of
+# memory when it died of SIGKILL (the kernel OOM killer), SIGSEGV or SIGABRT (unchecked or
+# aborting allocation failures), or exited non-zero with one of these messages on stderr
+# (Python's MemoryError, V8's "Fatal process out of memory", glibc/C++ allocation errors).
+# It can mistake an unrelated crash for an OOM; the cgroup methods report the kernel's count.
+_OOM_SIGNALS = frozenset({signal.SIGKILL, signal.SIGSEGV, signal.SIGABRT})
+_OOM_MESSAGE = re.compile(
+    r"MemoryError|out of memory|OutOfMemory|Cannot allocate memory|std::bad_alloc",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class ProcessSpec:
+    argv: list[str]
+    env: dict[str, str]  # the full environment for the child
+    cwd: Path
+    timeout_s: float | None  # wall clock; None = no limit
+    memory_max_mb: int | None = None
+    stdin_text: str | None = None  # None -> stdin is /dev/null
+
+
+@dataclass
+class ProcessResult:
+    returncode: int | None  # None if it never started
+    stdout: str  # utf-8, errors replaced; what was produced before a kill is kept
+    stderr: str
+    duration_s: float
+    timed_out: bool = False
+    interrupted: bool = False  # killed because the cancel event was set
+    oom: bool = False  # over memory_max_mb (or the kernel OOM-killed in its cgroup)
+    signal: int | None = None  # the signal that ended it, if any
+    memory_method: str | None = None  # "cgroup-v2" | "cgroup-v1" | "rlimit" | None
+    start_error: str | None = None  # the OSError at spawn, e.g. a missing binary
+    stray_killed: int = 0  # processes of this attempt found alive after it ended, killed
+
+
+def run_process(spec: ProcessSpec, cancel: threading.Event | None = None) -> ProcessResult:
+    """Run ``spec`` to its end, deadline or cancellation; never raises for a spawn failure."""
+    started = time.monotonic()
+    marker = uuid.uuid4().hex
+    env = {**spec.env, MARKER_ENV: marker}
+    method = memory_cap_method() if spec.memory_max_mb is not None else None
+    cgroup: _AttemptCgroup | None = None
+    rlimit_bytes: int | None = None
+    if spec.memory_max_mb is not None and method in (CGROUP_V2, CGROUP_V1):
+        try:
+            parent = _memory_cap()[1]
+            assert parent is not None
+            cgroup = _AttemptCgroup.create(method, parent, marker, spec.memory_max_mb << 20)
+        except OSError:
+            # The probe passed but this cgroup could not be made (e.g. our cgroup moved):
+            # a cap that is an rlimit beats running this attempt without one.
+            method = RLIMIT
+    if spec.memory_max_mb is not None and method == RLIMIT:
+        rlimit_bytes = spec.memory_max_mb << 20
+
+    stdin_bytes = None if spec.stdin_text is None else spec.stdin_text.encode()
+    try:
+        proc = subprocess.Popen(
+            spec.argv,
+            env=env,
+            cwd=spec.cwd,
+            stdin=subprocess.DEVNULL if stdin_bytes is None else subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            preexec_fn=_preexec(cgroup, rlimit_bytes),
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        if cgroup is not None:
+            cgroup.remove()
+        return ProcessResult(
+            returncode=None,
+            stdout="",
+            stderr="",
+            duration_s=time.monotonic() - started,
+            start_error=_describe_spawn_error(exc),
+        )
+
+    pidfd = os.pidfd_open(proc.pid)
+    pipes = _Pipes(proc, stdin_bytes, pidfd)
+    try:
+        timed_out, interrupted = _supervise(proc.pid, pipes, spec.timeout_s, started, cancel)
+    finally:
+        # Also on KeyboardInterrupt or a bug above: nothing this attempt started outlives it.
+        stray_killed = _kill_leftovers(marker, proc.pid, cgroup)
+        pipes.drain(_DRAIN_S)
+        returncode = proc.wait()
+        os.close(pidfd)
+        pipes.close()
+        cgroup_oom = cgroup is not None and cgroup.oom_kills() > 0
+        if cgroup is not None:
+            cgroup.remove()
+
+    stderr = pipes.stderr.decode("utf-8", errors="replace")
+    ended_by = -returncode if returncode < 0 else None
+    if cgroup is not None:
+        oom = cgroup_oom
+    else:
+        oom = (
+            rlimit_bytes is not None
+            and not (timed_out or interrupted)
+            and (
+                ended_by in _OOM_SIGNALS
+                or (returncode != 0 and _OOM_MESSAGE.search(stderr) is not None)
+            )
+        )
+    return ProcessResult(
+        returncode=returncode,
+        stdout=pipes.stdout.decode("utf-8", errors="replace"),
+        stderr=stderr,
+        duration_s=time.monotonic() - started,
+        timed_out=timed_out,
+        interrupted=interrupted,
+        oom=oom,
+        signal=ended_by,
+        memory_method=method,
+        stray_killed=stray_killed,
+    )
+
+
+def kill_strays(marker_value: str) -> int:
+    """SIGKILL every process whose environment has ``MARKER_ENV=marker_value``, wait until
+    they are gone (reaping those that are our children) and return how many were killed."""
+    return len(_kill_marked(marker_value, exclude=None))
+
+
+@functools.cache
+def memory_cap_method() -> str | None:
+    """The memory cap this machine offers: "cgroup-v2", "cgroup-v1" or "rlimit"."""
+    return _memory_cap()[0]
+
+
+# --- supervision -------------------------------------------------------------------------
+
+
+def _supervise(
+    pgid: int,
+    pipes: _Pipes,
+    timeout_s: float | None,
+    started: float,
+    cancel: threading.Event | None,
+) -> tuple[bool, bool]:
+    """Pump the pipes until the leader exits, killing the group at the deadline or on
+    cancel. Returns (timed_out, interrupted)."""
+    deadline = None if timeout_s is None else started + timeout_s
+    timed_out = interrupted = killed = False
+    kill_at: float | None = None
+    while not pipes.leader_exited:
+        now = time.monotonic()
+        if cancel is not None and cancel.is_set() and not killed:
+            interrupted = not timed_out
+            kill_at = now
+        if deadline is not None and now >= deadline and not (timed_out or interrupted):
+            timed_out = True
+            _signal_group(pgid, signal.SIGTERM)
+            kill_at = now + _TERM_GRACE_S
+        if kill_at is not None and now >= kill_at and not killed:
+            _signal_group(pgid, signal.SIGKILL)
+            killed = True
+        wake_ups = []
+        if cancel is not None and not killed:
+            wake_ups.append(now + _CANCEL_POLL_S)
+        if deadline is not None and not timed_out:
+            wake_ups.append(deadline)
+        if kill_at is not None and not killed:
+            wake_ups.append(kill_at)
+        pipes.pump(min(wake_ups) - now if wake_ups else None)
+    return timed_out, interrupted
+
+
+class _Pipes:
+    """The child's pipes and its pidfd, served by one poll() loop in the calling thread."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], stdin_bytes: bytes | None, pidfd: int):
+        self._proc = proc
+        self._poller = select.poll()
+        self._pidfd = pidfd
+        self._poller.register(pidfd, select.POLLIN)
+        assert proc.stdout is not None and proc.stderr is not None
+        self._out_fd, self._err_fd = proc.stdout.fileno(), proc.stderr.fileno()
+        self._buffers = {self._out_fd: bytearray(), self._err_fd: bytearray()}
+        self._open = {self._out_fd, self._err_fd}
+        for fd in self._open:
+            self._poller.register(fd, select.POLLIN)
+        self._stdin_fd: int | None = None
+        self._pending = memoryview(stdin_bytes or b"")
+        if proc.stdin is not None:
+            self._stdin_fd = proc.stdin.fileno()
+            # A non-blocking write takes what the pipe has room for; poll says when to go on.
+            os.set_blocking(self._stdin_fd, False)
+            self._poller.register(self._stdin_fd, select.POLLOUT)
+        self.leader_exited = False
+
+    @property
+    def stdout(self) -> bytes:
+        return bytes(self._buffers[self._out_fd])
+
+    @property
+    def stderr(self) -> bytes:
+        return bytes(self._buffers[self._err_fd])
+
+    def pump(self, timeout_s: float | None) -> None:
+        """Wait up to ``timeout_s`` (None: until something happens) and serve what is ready."""
+        timeout_ms = None if timeout_s is None else max(0, math.ceil(timeout_s * 1000))
+        for fd, events in self._poller.poll(timeout_ms):
+            if fd == self._pidfd:
+                self.leader_exited = True
+                self._poller.unregister(fd)
+            elif fd == self._stdin_fd:
+                self._feed(events)
+            else:
+                self._read(fd)
+
+    def drain(self, timeout_s: float) -> None:
+        """Read what is left until both output pipes reach EOF or ``timeout_s`` passes."""
+        self._stop_feeding()
+        deadline = time.monotonic() + timeout_s
+        while self._open and (remaining := deadline - time.monotonic()) > 0:
+            self.pump(remaining)
+
+    def close(self) -> None:
+        self._stop_feeding()
+        for stream in (self._proc.stdout, self._proc.stderr):
+            assert stream is not None
+            stream.close()
+
+    def _read(self, fd: int) -> None:
+        data = os.read(fd, _READ_CHUNK)
+        if data:
+            self._buffers[fd] += data
+        else:
+            self._open.discard(fd)
+            self._poller.unregister(fd)
+
+    def _feed(self, events: int) -> None:
+        fd = self._stdin_fd
+        assert fd is not None
+        if not events & select.POLLOUT:  # POLLERR/POLLHUP: the reader has gone
+            self._stop_feeding()
+            return
+        try:
+            written = os.write(fd, self._pending)
+        except BlockingIOError:
+            return
+        except BrokenPipeError:
+            written = len(self._pending)
+        self._pending = self._pending[written:]
+        if not self._pending:
+            self._stop_feeding()
+
+    def _stop_feeding(self) -> None:
+        if self._stdin_fd is not None:
+            self._poller.unregister(self._stdin_fd)
+            self._stdin_fd = None
+            assert self._proc.stdin is not None
+            with suppress(BrokenPipeError):
+                self._proc.stdin.close()
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    with suppress(ProcessLookupError):  # the group has no members left
+        os.killpg(pgid, sig)
+
+
+def _preexec(cgroup: _AttemptCgroup | None, rlimit_bytes: int | None) -> Callable[[], None] | None:
+    """The hook run in the child between fork and exec; None when there is nothing to do,
+    which keeps subprocess's faster vfork path. It only makes system calls on values
+    prepared in the parent, so it is safe although the engine runs attempts in threads."""
+    if cgroup is not None:
+        procs = str(cgroup.path / "cgroup.procs")
+
+        def join_cgroup() -> None:
+            # Joined before exec, so everything the agent ever forks is inside the cgroup.
+            fd = os.open(procs, os.O_WRONLY)
+            try:
+                os.write(fd, b"0")  # "0" is the writing process itself
+            finally:
+                os.close(fd)
+
+        return join_cgroup
+    if rlimit_bytes is not None:
+
+        def limit_data() -> None:
+            # RLIMIT_DATA, not RLIMIT_AS: V8-based programs (lightpanda, Chromium, node)
+            # reserve gigabytes of address space they never touch. lightpanda dies at
+            # startup under RLIMIT_AS even at 4096 MB ("Fatal process out of memory: Failed
+            # to reserve virtual memory"), and needs RLIMIT_DATA above ~512 MB.
+            resource.setrlimit(resource.RLIMIT_DATA, (rlimit_bytes, rlimit_bytes))
+
+        return limit_data
+    return None
+
+
+def _describe_spawn_error(exc: OSError | subprocess.SubprocessError) -> str:
+    if isinstance(exc, OSError) and exc.strerror and exc.filename is not None:
+        return f"{exc.strerror}: {exc.filename!r}"
+    return str(exc) or type(exc).__name__
+
+
+# --- leftovers ---------------------------------------------------------------------------
+
+
+def _kill_leftovers(marker: str, leader: int, cgroup: _AttemptCgroup | None) -> int:
+    """Kill every process of the attempt but its leader (which the caller reaps) and
+    return how many were found alive. The marker scan comes first so that group members
+    are counted; the group kill catches members that dropped the marker."""
+    killed = _kill_marked(marker, exclude=leader)
+    _signal_group(leader, signal.SIGKILL)
+    if cgroup is not None:
+        killed |= _kill_pids(set(cgroup.members()) - killed - {leader})
+    return len(killed)
+
+
+def _kill_marked(marker: str, exclude: int | None) -> set[int]:
+    """Kill the processes carrying the marker, scanning again while a scan finds new ones:
+    a process not yet killed can fork while the scan walks past its child's pid."""
+    attempted: set[int] = set()
+    killed: set[int] = set()
+    while True:
+        found = {pid for pid in _marked_pids(marker) if pid != exclude} - attempted
+        if not found:
+            return killed
+        attempted |= found
+        killed |= _kill_pids(found)
+
+
+def _marked_pids(marker: str) -> list[int]:
+    # Cheap enough to run after every attempt: one read of /proc/PID/environ per process.
+    pids = []
+    for proc in psutil.process_iter():
+        try:
+            if proc.environ().get(MARKER_ENV) == marker:
+                pids.append(proc.pid)
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            continue
+    return pids
+
+
+def _kill_pids(pids: Iterable[int]) -> set[int]:
+    """SIGKILL these processes, wait until they are gone and return those that were killed."""
+    killed: list[psutil.Process] = []
+    for pid in pids:
+        try:
+            proc = psutil.Process(pid)
+            proc.kill()  # psutil refuses if the pid now belongs to another process
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+        killed.append(proc)
+    deadline = time.monotonic() + _GONE_WAIT_S
+    pending = killed
+    while pending and time.monotonic() < deadline:
+        pending = [proc for proc in pending if _alive(proc)]
+        if pending:
+            time.sleep(0.002)
+    return {proc.pid for proc in killed}
+
+
+def _alive(proc: psutil.Process) -> bool:
+    with suppress(ChildProcessError):  # only our own children can be reaped here
+        os.waitpid(proc.pid, os.WNOHANG)
+    try:
+        return proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+# --- memory caps -------------------------------------------------------------------------
+
+
+@functools.cache
+def _memory_cap() -> tuple[str | None, Path | None]:
+    """(method, the cgroup directory attempts' cgroups are made in), probed once.
+
+    A cgroup is tried for real: make a child of our own cgroup, set a limit, have a process
+    join it the way attempts do, remove it. Containers and sandboxes often mount cgroups
+    that are read-only, lack the memory controller or refuse some of these steps."""
+    for method, parent in _cgroup_candidates():
+        if _cgroup_works(method, parent):
+            return method, parent
+    return RLIMIT, None
+
+
+def _cgroup_candidates() -> list[tuple[str, Path]]:
+    mounts: dict[str, Path] = {}
+    with suppress(OSError), open("/proc/self/mounts") as lines:
+        for line in lines:
+            _, mount_point, fs_type, options, *_ = line.split()
+            if fs_type == "cgroup2":
+                mounts.setdefault(CGROUP_V2, Path(mount_point))
+            elif fs_type == "cgroup" and "memory" in options.split(","):
+                mounts.setdefault(CGROUP_V1, Path(mount_point))
+    ours: dict[str, str] = {}
+    with suppress(OSError), open("/proc/self/cgroup") as lines:
+        for line in lines:
+            hierarchy, controllers, path = line.rstrip("\n").split(":", 2)
+            if hierarchy == "0" and not controllers:
+                ours[CGROUP_V2] = path
+            elif "memory" in controllers.split(","):
+                ours[CGROUP_V1] = path
+    return [
+        (method, mounts[method] / ours[method].lstrip("/"))
+        for method in (CGROUP_V2, CGROUP_V1)
+        if method in mounts and method in ours
+    ]
+
+
+def _cgroup_works(method: str, parent: Path) -> bool:
+    if method == CGROUP_V2 and not _enable_v2_memory(parent):
+        return False
+    try:
+        cgroup = _AttemptCgroup.create(method, parent, f"probe-{uuid.uuid4().hex}", 64 << 20)
+    except OSError:
+        return False
+    try:
+        check = subprocess.run(
+            [sys.executable, "-S", "-c", "print(open('/proc/self/cgroup').read())"],
+            capture_output=True,
+            text=True,
+            preexec_fn=_preexec(cgroup, None),
+            timeout=30,
+        )
+        return cgroup.path.name in check.stdout
+    except (OSError, subprocess.SubprocessError):
+        return False
+    finally:
+        cgroup.remove()
+
+
+def _enable_v2_memory(parent: Path) -> bool:
+    """cgroup v2 gives a child the memory controller only if its parent delegates it."""
+    try:
+        if "memory" not in (parent / "cgroup.controllers").read_text().split():
+            return False
+        if "memory" not in (parent / "cgroup.subtree_control").read_text().split():
+            # Refused (EBUSY) for a non-root cgroup that has processes of its own.
+            (parent / "cgroup.subtree_control").write_text("+memory")
+    except OSError:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class _AttemptCgroup:
+    """One attempt's memory cgroup, a child of the harness's own cgroup."""
+
+    method: str
+    path: Path
+
+    @classmethod
+    def create(cls, method: str, parent: Path, name: str, limit_bytes: int) -> _AttemptCgroup:
+        path = parent / f"agent-benchmarks-{name}"
+        path.mkdir()
+        cgroup = cls(method, path)
+        try:
+            # The swap limit too where there is one, or the cap only bounds RAM and the
+            # attempt swaps past it. v1 counts memory+swap and needs it >= the memory limit.
+            if method == CGROUP_V2:
+                (path / "memory.max").write_text(str(limit_bytes))
+                cgroup._write_if_present("memory.swap.max", "0")
+            else:
+                (path / "memory.limit_in_bytes").write_text(str(limit_bytes))
+                cgroup._write_if_present("memory.memsw.limit_in_bytes", str(limit_bytes))
+        except OSError:
+            cgroup.remove()
+            raise
+        return cgroup
+
+    def members(self) -> list[int]:
+        try:
+            return [int(pid) for pid in (self.path / "cgroup.procs").read_text().split()]
+        except OSError:
+            return []
+
+    def oom_kills(self) -> int:
+        """How many processes the kernel OOM-killed in this cgroup."""
+        counters = "memory.events" if self.method == CGROUP_V2 else "memory.oom_control"
+        try:
+            lines = (self.path / counters).read_text().splitlines()
+        except OSError:
+            return 0
+        for line in lines:
+            key, _, value = line.partition(" ")
+            if key == "oom_kill":
+                return int(value)
+        return 0
+
+    def remove(self) -> None:
+        # rmdir fails (EBUSY) until the last killed member has exited. Giving up leaves an
+        # empty cgroup directory behind, which is better than losing the attempt's result.
+        deadline = time.monotonic() + _GONE_WAIT_S
+        while True:
+            try:
+                self.path.rmdir()
+                return
+            except FileNotFoundError:
+                return
+            except OSError as exc:
+                if exc.errno != errno.EBUSY or time.monotonic() >= deadline:
+                    return
+                time.sleep(0.005)
+
+    def _write_if_present(self, name: str, value: str) -> None:
+        if (self.path / name).exists():
+            (self.path / name).write_text(value)

@@ -1,0 +1,89 @@
+"""A suite's side of an attempt: how a task becomes a prompt, and a reply a prediction.
+
+:class:`TaskSession` serves the dataset suites: the suite's prompt (or the user's
+``--system-prompt-file``), GAIA attachments prepared for the agent, answer-source blocking,
+and the ``<ANSWER>`` envelope. A suite with run-scoped services (localweb starts its site
+and scripted model) subclasses it and overrides :meth:`TaskSession.prepare` and
+:meth:`TaskSession.finish`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from agent_benchmarks.answers import extract_answer
+from agent_benchmarks.attachments import prepare_attachment
+from agent_benchmarks.backends.base import AgentOutcome, PreparedTask
+from agent_benchmarks.records import Mode, Task
+from agent_benchmarks.runner.plan import AttemptKey
+from agent_benchmarks.suite import SuiteDef
+
+
+class TaskSession:
+    def __init__(
+        self,
+        suite: SuiteDef,
+        mode: Mode,
+        system_prompt: str | None = None,
+        block_answer_sources: bool = False,
+    ):
+        assert suite.prompt is not None, f"suite {suite.name} declares no prompt"
+        self.suite = suite
+        self.prompt = suite.prompt
+        self.mode: Mode = mode
+        self.system_prompt = system_prompt if system_prompt is not None else suite.prompt.system
+        self.block_answer_sources = block_answer_sources
+
+    def settings(self) -> dict[str, Any]:
+        """The prompt and blocking facts a manifest records."""
+        return {
+            "system_prompt": self.system_prompt,
+            "system_prompt_sha256": hashlib.sha256(self.system_prompt.encode()).hexdigest(),
+            "answer_format": self.prompt.answer,
+            "block_answer_sources": (
+                {"patterns": list(self.suite.answer_sources), "plus": "*<task id>*"}
+                if self.block_answer_sources
+                else None
+            ),
+        }
+
+    def block_urls(self, task: Task) -> tuple[str, ...]:
+        if not self.block_answer_sources:
+            return ()
+        return (*self.suite.answer_sources, f"*{task.id}*")
+
+    def prepare(self, task: Task, key: AttemptKey, workdir: Path) -> PreparedTask:
+        details: dict[str, Any] = {}
+        attachments: list[Path] = []
+        if task.attachment_path is not None:
+            plan = prepare_attachment(task.attachment_path, workdir)
+            details["attachments"] = [plan.model_dump(exclude_none=True)]
+            if plan.attached_path is not None:
+                attachments.append(Path(plan.attached_path))
+        elif task.file_name:
+            details["attachments"] = [
+                {"original": task.file_name, "action": "skipped", "note": "file not found"}
+            ]
+        task_input = task.to_input()
+        return PreparedTask(
+            task=task_input,
+            attempt=key.attempt,
+            text=self.prompt.task_text(task_input),
+            system_prompt=self.system_prompt,
+            attachments=tuple(attachments),
+            block_urls=self.block_urls(task),
+            workdir=workdir,
+            details=details,
+        )
+
+    def finish(self, prepared: PreparedTask, outcome: AgentOutcome) -> tuple[str, dict[str, Any]]:
+        """The prediction, and what the row should say about how it was read."""
+        if self.prompt.answer == "raw":
+            return outcome.output, {}
+        extracted = extract_answer(outcome.output)
+        return extracted.answer, {
+            "answer_envelope": extracted.envelope,
+            "n_envelopes": extracted.n_envelopes,
+        }

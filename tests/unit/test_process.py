@@ -1,0 +1,313 @@
+"""run_process against real child processes: output, deadlines, cancellation, escaped
+daemons, memory caps and spawn failures."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from agent_benchmarks.runner import process
+from agent_benchmarks.runner.process import (
+    MARKER_ENV,
+    ProcessResult,
+    ProcessSpec,
+    kill_strays,
+    memory_cap_method,
+    run_process,
+)
+
+# Forks a daemon that escapes the process group with setsid() (as browsers do), waits
+# until it has written its pid, says so, then runs the tail given as argv[2].
+DAEMON_PARENT = r"""
+import os, sys, time
+pidfile = sys.argv[1]
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        with open(pidfile + ".tmp", "w") as f:
+            f.write(str(os.getpid()))
+        os.rename(pidfile + ".tmp", pidfile)
+        time.sleep(60)
+    os._exit(0)
+while not os.path.exists(pidfile):
+    time.sleep(0.01)
+print("daemon started", flush=True)
+exec(sys.argv[2])
+"""
+
+# Touches every page so the memory is really used, not just reserved.
+ALLOCATE = (
+    "b = bytearray({mb} << 20)\nfor i in range(0, len(b), 4096): b[i] = 1\nprint('allocated')"
+)
+
+
+def python(code: str, *args: str, tmp: Path, timeout_s: float | None = 10, **kw) -> ProcessSpec:
+    return ProcessSpec(
+        argv=[sys.executable, "-c", code, *args],
+        env=dict(os.environ),
+        cwd=tmp,
+        timeout_s=timeout_s,
+        **kw,
+    )
+
+
+def alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def read_pid(path: Path) -> int:
+    return int(path.read_text())
+
+
+def test_normal_exit_captures_both_streams_and_returncode(tmp_path: Path) -> None:
+    code = "import sys; print('out line'); print('err line', file=sys.stderr); sys.exit(3)"
+    result = run_process(python(code, tmp=tmp_path))
+    assert result.returncode == 3
+    assert result.stdout == "out line\n"
+    assert result.stderr == "err line\n"
+    assert 0 < result.duration_s < 5
+    assert result.signal is None
+    assert not (result.timed_out or result.interrupted or result.oom)
+    assert result.start_error is None
+    assert result.stray_killed == 0
+    assert result.memory_method is None
+
+
+def test_child_sees_cwd_env_and_marker(tmp_path: Path) -> None:
+    code = "import os; print(os.getcwd()); print(os.environ['GREETING']); print(os.environ[%r])"
+    spec = python(code % MARKER_ENV, tmp=tmp_path)
+    spec.env["GREETING"] = "hello"
+    cwd, greeting, marker = run_process(spec).stdout.splitlines()
+    assert (cwd, greeting) == (str(tmp_path), "hello")
+    assert len(marker) == 32
+
+
+def test_large_output_on_both_streams_does_not_deadlock(tmp_path: Path) -> None:
+    code = "import sys; sys.stdout.write('o' * 10_000_000); sys.stderr.write('e' * 10_000_000)"
+    result = run_process(python(code, tmp=tmp_path))
+    assert result.returncode == 0
+    assert result.stdout == "o" * 10_000_000
+    assert result.stderr == "e" * 10_000_000
+
+
+def test_invalid_utf8_is_replaced(tmp_path: Path) -> None:
+    code = "import sys; sys.stdout.buffer.write(b'ok \\xff end')"
+    assert run_process(python(code, tmp=tmp_path)).stdout == "ok \ufffd end"
+
+
+def test_stdin_text_is_delivered_even_when_larger_than_a_pipe(tmp_path: Path) -> None:
+    text = "line\n" * 200_000  # 1 MB: far beyond the 64 KB a pipe buffers
+    code = "import sys; data = sys.stdin.read(); print(len(data), data[:5])"
+    result = run_process(python(code, tmp=tmp_path, stdin_text=text))
+    assert result.stdout == f"{len(text)} line\n\n"
+
+
+def test_stdin_is_devnull_by_default(tmp_path: Path) -> None:
+    result = run_process(python("import sys; print(repr(sys.stdin.read()))", tmp=tmp_path))
+    assert result.stdout == "''\n"
+
+
+def test_timeout_kills_and_keeps_partial_output(tmp_path: Path) -> None:
+    code = "import os, time; print(os.getpid(), flush=True); time.sleep(30)"
+    result = run_process(python(code, tmp=tmp_path, timeout_s=1.0))
+    assert result.timed_out
+    assert not result.interrupted
+    assert 1.0 <= result.duration_s < 2.0
+    assert result.signal is not None
+    pid = int(result.stdout.strip())
+    assert not alive(pid)
+
+
+def test_timeout_escalates_to_sigkill_when_sigterm_is_ignored(tmp_path: Path) -> None:
+    code = (
+        "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+        "print('stubborn', flush=True); time.sleep(30)"
+    )
+    result = run_process(python(code, tmp=tmp_path, timeout_s=0.5))
+    assert result.timed_out
+    assert result.signal == 9
+    assert result.stdout == "stubborn\n"
+    assert result.duration_s < 2.0
+
+
+def test_background_child_in_the_group_is_killed_after_normal_exit(tmp_path: Path) -> None:
+    pidfile = tmp_path / "child.pid"
+    code = (
+        "import subprocess, sys; "
+        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); "
+        f"open({str(pidfile)!r}, 'w').write(str(p.pid))"
+    )
+    result = run_process(python(code, tmp=tmp_path))
+    assert result.returncode == 0
+    assert not alive(read_pid(pidfile))
+    assert result.stray_killed == 1
+
+
+def test_escaped_daemon_is_killed_after_normal_exit(tmp_path: Path) -> None:
+    pidfile = tmp_path / "daemon.pid"
+    # The daemon keeps our stdout pipe open: run_process must not wait for its EOF.
+    result = run_process(python(DAEMON_PARENT, str(pidfile), "pass", tmp=tmp_path))
+    assert result.returncode == 0
+    assert result.stdout == "daemon started\n"
+    assert result.stray_killed >= 1
+    assert not alive(read_pid(pidfile))
+    assert result.duration_s < 3
+
+
+def test_escaped_daemon_is_killed_after_timeout(tmp_path: Path) -> None:
+    pidfile = tmp_path / "daemon.pid"
+    tail = "time.sleep(30)"
+    result = run_process(python(DAEMON_PARENT, str(pidfile), tail, tmp=tmp_path, timeout_s=1.0))
+    assert result.timed_out
+    assert result.stdout == "daemon started\n"
+    assert result.stray_killed >= 1
+    assert not alive(read_pid(pidfile))
+    assert result.duration_s < 3
+
+
+def test_cancel_kills_the_whole_tree_promptly(tmp_path: Path) -> None:
+    pidfile = tmp_path / "daemon.pid"
+    tail = (
+        "import subprocess; "
+        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); "
+        "print(os.getpid(), p.pid, flush=True); time.sleep(30)"
+    )
+    spec = python(DAEMON_PARENT, str(pidfile), tail, tmp=tmp_path, timeout_s=None)
+    cancel = threading.Event()
+    outcome: list[ProcessResult] = []
+    runner = threading.Thread(target=lambda: outcome.append(run_process(spec, cancel)))
+    runner.start()
+    deadline = time.monotonic() + 10
+    while not pidfile.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.3)  # let the parent start its own child too
+    cancelled_at = time.monotonic()
+    cancel.set()
+    runner.join(timeout=10)
+    returned_after = time.monotonic() - cancelled_at
+    (result,) = outcome
+    assert result.interrupted
+    assert not result.timed_out
+    assert result.signal == 9
+    assert returned_after < 0.5
+    parent_pid, child_pid = map(int, result.stdout.splitlines()[1].split())
+    for pid in (parent_pid, child_pid, read_pid(pidfile)):
+        assert not alive(pid)
+
+
+def test_cancel_already_set_kills_at_once(tmp_path: Path) -> None:
+    cancel = threading.Event()
+    cancel.set()
+    result = run_process(python("import time; time.sleep(30)", tmp=tmp_path), cancel)
+    assert result.interrupted
+    assert result.duration_s < 1
+
+
+def test_memory_cap_records_oom(tmp_path: Path) -> None:
+    result = run_process(python(ALLOCATE.format(mb=400), tmp=tmp_path, memory_max_mb=100))
+    assert result.oom
+    assert result.memory_method == memory_cap_method()
+    assert result.memory_method is not None
+    assert "allocated" not in result.stdout
+
+
+def test_memory_cap_leaves_a_small_child_alone(tmp_path: Path) -> None:
+    result = run_process(python(ALLOCATE.format(mb=50), tmp=tmp_path, memory_max_mb=200))
+    assert result.returncode == 0
+    assert result.stdout == "allocated\n"
+    assert not result.oom
+
+
+def test_without_cap_the_allocation_succeeds(tmp_path: Path) -> None:
+    result = run_process(python(ALLOCATE.format(mb=50), tmp=tmp_path))
+    assert (result.returncode, result.stdout, result.oom) == (0, "allocated\n", False)
+    assert result.memory_method is None
+
+
+def test_rlimit_fallback_records_oom(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(process, "memory_cap_method", lambda: "rlimit")
+    result = run_process(python(ALLOCATE.format(mb=400), tmp=tmp_path, memory_max_mb=100))
+    assert result.memory_method == "rlimit"
+    assert result.oom
+    assert "MemoryError" in result.stderr
+
+
+def test_rlimit_heuristic_ignores_ordinary_failures(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(process, "memory_cap_method", lambda: "rlimit")
+    code = "import sys; print('bad input', file=sys.stderr); sys.exit(1)"
+    result = run_process(python(code, tmp=tmp_path, memory_max_mb=100))
+    assert result.returncode == 1
+    assert not result.oom
+
+
+def test_attempt_cgroups_are_removed(tmp_path: Path) -> None:
+    method, parent = process._memory_cap()
+    if parent is None:
+        pytest.skip(f"no cgroup memory cap here ({method})")
+    run_process(python("print('x')", tmp=tmp_path, memory_max_mb=100))
+    run_process(python(ALLOCATE.format(mb=400), tmp=tmp_path, memory_max_mb=100))
+    assert not [p for p in parent.iterdir() if p.name.startswith("agent-benchmarks-")]
+
+
+def test_missing_binary_is_a_start_error(tmp_path: Path) -> None:
+    spec = ProcessSpec(argv=["/x/lightpanda"], env={}, cwd=tmp_path, timeout_s=5)
+    result = run_process(spec)
+    assert result.returncode is None
+    assert result.start_error == "No such file or directory: '/x/lightpanda'"
+    assert (result.stdout, result.stderr) == ("", "")
+
+
+def test_not_executable_is_a_start_error(tmp_path: Path) -> None:
+    script = tmp_path / "agent.sh"
+    script.write_text("#!/bin/sh\necho hi\n")
+    spec = ProcessSpec(argv=[str(script)], env={}, cwd=tmp_path, timeout_s=5, memory_max_mb=100)
+    result = run_process(spec)
+    assert result.returncode is None
+    assert result.start_error == f"Permission denied: {str(script)!r}"
+
+
+def test_kill_strays_kills_only_the_marked_processes(tmp_path: Path) -> None:
+    sleeper = [sys.executable, "-c", "import time; time.sleep(60)"]
+    marked = subprocess.Popen(sleeper, env={**os.environ, MARKER_ENV: "test-marker"})
+    other = subprocess.Popen(sleeper, env={**os.environ, MARKER_ENV: "another-attempt"})
+    try:
+        assert kill_strays("test-marker") == 1
+        assert not alive(marked.pid)
+        assert alive(other.pid)
+    finally:
+        other.kill()
+        other.wait()
+        marked.kill()
+        marked.wait()
+
+
+def test_concurrent_attempts_keep_their_own_output_and_caps(tmp_path: Path) -> None:
+    # The engine runs attempts in worker threads; each gets its own marker and cgroup.
+    codes = [f"print({n})" if n % 2 else ALLOCATE.format(mb=300) for n in range(6)]
+    results: dict[int, ProcessResult] = {}
+
+    def attempt(n: int) -> None:
+        results[n] = run_process(python(codes[n], tmp=tmp_path, memory_max_mb=100))
+
+    threads = [threading.Thread(target=attempt, args=(n,)) for n in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    for n, result in sorted(results.items()):
+        assert result.oom == (n % 2 == 0)
+        if n % 2:
+            assert (result.returncode, result.stdout) == (0, f"{n}\n")
+    assert len(results) == 6
