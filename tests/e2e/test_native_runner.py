@@ -94,6 +94,22 @@ def _scripted_args(server: ScriptedModelServer) -> list[str]:
     ]
 
 
+def _scripted_run(
+    script: str, dataset: Path, server: ScriptedModelServer, run_dir: Path, *extra: str
+) -> subprocess.CompletedProcess:
+    """``<suite>-run`` on a dataset file, its model the scripted server, into ``run_dir``."""
+    return run_cli(
+        script,
+        "--dataset-file",
+        str(dataset),
+        *_scripted_args(server),
+        "--out-dir",
+        str(run_dir),
+        *extra,
+        env=_runner_env(),
+    )
+
+
 def _rows(run_dir: Path) -> list[PredictionRow]:
     lines = (run_dir / "predictions.jsonl").read_text().splitlines()
     return [PredictionRow.model_validate_json(line) for line in lines]
@@ -137,8 +153,11 @@ def _gaia_server(site: LocalSite) -> ScriptedModelServer:
         ),
         "g1-text": AnswerFromAttachment(_word_after_marker),
         "g1-sheet": AnswerFromAttachment(_sum_amounts),
-        # No envelope at all: the raw output is kept and the row says so.
-        "g1-list": ReadThenAnswer(catalogue, r"(Glacier)", "blue, red, yellow"),
+        # No envelope at all: the raw output is kept and the row says so. This agent also
+        # carries a key in a URL and echoes it: the row must not.
+        "g1-list": ReadThenAnswer(
+            f"{catalogue}?key={SECRET}", r"(Glacier)", f"blue, red, yellow (key {SECRET})"
+        ),
     }
     return ScriptedModelServer(lambda task_id: policies[task_id], models=[MODEL])
 
@@ -146,19 +165,8 @@ def _gaia_server(site: LocalSite) -> ScriptedModelServer:
 def test_gaia_run_from_a_dataset_file(gaia_file: Path, tmp_path: Path) -> None:
     run_dir = tmp_path / "gaia-run"
     with LocalSite() as site, _gaia_server(site) as server:
-        proc = run_cli(
-            "gaia-run",
-            "--dataset-file",
-            str(gaia_file),
-            *_scripted_args(server),
-            "--workers",
-            "2",
-            "--timeout",
-            "60",
-            "--out-dir",
-            str(run_dir),
-            "--grade",
-            env=_runner_env(),
+        proc = _scripted_run(
+            "gaia-run", gaia_file, server, run_dir, "--workers", "2", "--timeout", "60", "--grade"
         )
         assert proc.returncode == 0, proc.stderr[-2000:]
         rows = {row.id: row for row in _rows(run_dir)}
@@ -181,7 +189,8 @@ def test_gaia_run_from_a_dataset_file(gaia_file: Path, tmp_path: Path) -> None:
 
     listed = rows["g1-list"]
     assert listed.details["answer_envelope"] == "missing"
-    assert listed.prediction == "blue, red, yellow"
+    assert listed.prediction == "blue, red, yellow (key [REDACTED])"
+    assert "[REDACTED]" in (listed.trace[0].page_url or "") + json.dumps(listed.trace[0].args)
 
     text = rows["g1-text"]
     assert text.prediction == "ocelot"
@@ -200,7 +209,7 @@ def test_gaia_run_from_a_dataset_file(gaia_file: Path, tmp_path: Path) -> None:
 
     scores = Scores.model_validate_json((run_dir / "scores.json").read_text())
     assert scores.n_tasks == 4
-    assert scores.accuracy_strict == 1.0
+    assert scores.accuracy_strict == 0.75  # g1-list's answer carries the redacted key
     _assert_no_secret(run_dir)
 
 
@@ -217,15 +226,8 @@ def test_assistantbench_run_from_a_dataset_file(assistantbench_file: Path, tmp_p
             return ReadThenAnswer(url, r"(Glacier)", f"<ANSWER>{answers[task_id]}</ANSWER>")
 
         with ScriptedModelServer(policy, models=[MODEL]) as server:
-            proc = run_cli(
-                "assistantbench-run",
-                "--dataset-file",
-                str(assistantbench_file),
-                *_scripted_args(server),
-                "--out-dir",
-                str(run_dir),
-                "--grade",
-                env=_runner_env(),
+            proc = _scripted_run(
+                "assistantbench-run", assistantbench_file, server, run_dir, "--grade"
             )
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = {row.id: row for row in _rows(run_dir)}
@@ -262,16 +264,7 @@ def test_webbench_run_blocks_answer_sources(tmp_path: Path) -> None:
                 return FinalAnswer(f"The Glacier Water Bottle costs {found.group(1)}.")
 
         with ScriptedModelServer(lambda task_id: TryLeakThenRead(), models=[MODEL]) as server:
-            proc = run_cli(
-                "webbench-run",
-                "--dataset-file",
-                str(table),
-                *_scripted_args(server),
-                "--block-answer-sources",
-                "--out-dir",
-                str(run_dir),
-                env=_runner_env(),
-            )
+            proc = _scripted_run("webbench-run", table, server, run_dir, "--block-answer-sources")
         assert proc.returncode == 0, proc.stderr[-2000:]
         served = [r.path for r in site.requests_for("wb")]
     (row,) = _rows(run_dir)
@@ -326,18 +319,8 @@ def test_a_hung_model_is_cut_at_the_timeout(gaia_file: Path, tmp_path: Path) -> 
     with LocalSite() as site, _gaia_server(site) as server:
         server.fault_on("g1-plain", {1: Fault.hang()})
         started = time.monotonic()
-        proc = run_cli(
-            "gaia-run",
-            "--dataset-file",
-            str(gaia_file),
-            "--task-ids",
-            "g1-plain",
-            *_scripted_args(server),
-            "--timeout",
-            "4",
-            "--out-dir",
-            str(run_dir),
-            env=_runner_env(),
+        proc = _scripted_run(
+            "gaia-run", gaia_file, server, run_dir, "--task-ids", "g1-plain", "--timeout", "4"
         )
         elapsed = time.monotonic() - started
     assert proc.returncode == 1, proc.stderr  # every attempt failed: infrastructure
@@ -352,9 +335,8 @@ def test_error_rows_are_retried_on_resume(gaia_file: Path, tmp_path: Path) -> No
     run_dir = tmp_path / "retry"
     with LocalSite() as site, _gaia_server(site) as server:
         server.fault_on("g1-plain", {1: Fault.malformed()})
-        args = ["--dataset-file", str(gaia_file), "--task-ids", "g1-plain,g1-list"]
-        first = run_cli(
-            "gaia-run", *args, *_scripted_args(server), "--out-dir", str(run_dir), env=_runner_env()
+        first = _scripted_run(
+            "gaia-run", gaia_file, server, run_dir, "--task-ids", "g1-plain,g1-list"
         )
         assert first.returncode == 0, first.stderr[-2000:]
         statuses = {r.id: (r.status, r.error_class) for r in _rows(run_dir)}
@@ -381,7 +363,8 @@ def test_error_rows_are_retried_on_resume(gaia_file: Path, tmp_path: Path) -> No
     manifest = _manifest(run_dir)
     assert [s.retried for s in manifest.sessions] == [0, 0, 1]
     scores = Scores.model_validate_json((run_dir / "scores.json").read_text())
-    assert scores.accuracy_strict == 1.0 and scores.metrics["n_superseded_rows"] == 1
+    assert {e.id: e.correct for e in scores.per_task}["g1-plain"]
+    assert scores.metrics["n_superseded_rows"] == 1
 
 
 def _start_localweb(run_dir: Path, *extra: str) -> subprocess.Popen:

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agent_benchmarks.records import Status, TaskInput, ToolCall, Usage
-from agent_benchmarks.runner.process import ProcessResult, ProcessSpec
+
+if TYPE_CHECKING:  # the engine's process types; importing them here would be circular
+    from agent_benchmarks.runner.process import ProcessResult, ProcessSpec
 
 
 @dataclass(frozen=True)

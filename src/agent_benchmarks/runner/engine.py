@@ -37,6 +37,7 @@ from agent_benchmarks.runner.session import TaskSession
 from agent_benchmarks.storage import PredictionsWriter
 
 STDERR_TAIL_CHARS = 4000
+SCRUB_MAX_BYTES = 64 * 1024 * 1024
 
 
 @dataclass
@@ -77,6 +78,7 @@ class AttemptRunner:
                 self.agent_seconds += result.duration_s
             outcome = self.backend.outcome(prepared, result)
             prediction, answer_details = self.session.finish(prepared, outcome)
+            scrub_secrets(workdir)
         except Exception as exc:  # a harness fault on one task must not end the run
             outcome = AgentOutcome(
                 status="error",
@@ -108,7 +110,7 @@ class AttemptRunner:
             suite=task.suite,
             task=task.question,
             gold=task.gold,
-            prediction=None if status in ("timeout", "error") and not prediction else prediction,
+            prediction=_recorded_prediction(prediction, status),
             status=status,
             error_class=outcome.error_class,
             error=redact_text(outcome.error) if outcome.error else None,
@@ -125,15 +127,32 @@ class AttemptRunner:
         )
 
 
+def scrub_secrets(folder: Path) -> None:
+    """Redact secrets in place in what an agent left in its attempt folder (its trace holds
+    every URL and typed value); the run folder is meant to be shared."""
+    for path in folder.rglob("*"):
+        if not path.is_file() or path.stat().st_size > SCRUB_MAX_BYTES:
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue  # binary files (attachments) are the dataset's, not the agent's
+        cleaned = redact_text(text)
+        if cleaned != text:
+            path.write_text(cleaned, encoding="utf-8")
+
+
+def _recorded_prediction(prediction: str | None, status: str) -> str | None:
+    if prediction:
+        return redact_text(prediction)  # an agent may echo a key it found in its env
+    return None if status in ("timeout", "error") else prediction
+
+
 def _redact_call(call: ToolCall) -> ToolCall:
-    if call.output is None and call.error is None:
-        return call
-    return call.model_copy(
-        update={
-            "output": redact_text(call.output) if call.output else call.output,
-            "error": redact_text(call.error) if call.error else call.error,
-        }
-    )
+    """A tool call with secrets out of every field (a URL's query, a typed value, a page)."""
+    text = call.model_dump_json()
+    cleaned = redact_text(text)
+    return call if cleaned == text else ToolCall.model_validate_json(cleaned)
 
 
 @dataclass
