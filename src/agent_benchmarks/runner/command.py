@@ -246,6 +246,7 @@ def _run(
             )
         else:
             _check_backend_unchanged(manifest, backend, run_dir)
+            _check_prompt_unchanged(manifest, session, run_dir)
         manifest.sessions.append(this_session)
         _write_manifest(run_dir, manifest)
         _announce(console, suite, manifest, plan, run_dir)
@@ -380,6 +381,17 @@ def _check_backend_unchanged(manifest: Manifest, backend: Backend, run_dir: Path
                 f"--resume {run_dir}: {name} was {before[name]!r} when the run started and is "
                 f"{value!r} now; finish it with the same build or start a new run"
             )
+
+
+def _check_prompt_unchanged(manifest: Manifest, session: TaskSession, run_dir: Path) -> None:
+    before = manifest.settings.get("session", {}).get("system_prompt_sha256")
+    now = session.settings()["system_prompt_sha256"]
+    if before is not None and before != now:
+        raise InputError(
+            f"--resume {run_dir}: the system prompt (--system-prompt-file) changed since the "
+            f"run started (sha256 "
+            f"{before[:12]}... then, {now[:12]}... now); restore it or start a new run"
+        )
 
 
 def _reload_tasks(suite: SuiteDef, manifest: Manifest) -> tuple[LoadedDataset, list[Task]]:

@@ -13,6 +13,7 @@ the running ones; their rows say ``interrupted`` and resume retries them.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import signal
 import threading
@@ -22,6 +23,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 from rich.console import Console
 
@@ -57,7 +59,10 @@ class AttemptRunner:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def workdir(self, key: AttemptKey) -> Path:
-        safe_id = re.sub(r"[^A-Za-z0-9_.-]", "_", key.task_id)[:100]
+        safe_id = re.sub(r"[^A-Za-z0-9_.-]", "_", key.task_id)[:80].lstrip(".") or "_"
+        if safe_id != key.task_id:
+            # Distinct ids that clean to the same name must not share a folder.
+            safe_id += "-" + hashlib.sha256(key.task_id.encode()).hexdigest()[:10]
         return self.run_dir / "attempts" / safe_id / f"{key.attempt}.{key.try_number}"
 
     def __call__(self, key: AttemptKey, cancel: threading.Event) -> PredictionRow:
@@ -85,7 +90,7 @@ class AttemptRunner:
                 output="",
                 error_class="harness",
                 error=f"{type(exc).__name__}: {exc}",
-                details={"traceback": traceback.format_exc(limit=8)},
+                details={"traceback": redact_text(traceback.format_exc(limit=8))},
             )
             prediction, answer_details, prepared = None, {}, None
         status = outcome.status
@@ -149,10 +154,25 @@ def _recorded_prediction(prediction: str | None, status: str) -> str | None:
 
 
 def _redact_call(call: ToolCall) -> ToolCall:
-    """A tool call with secrets out of every field (a URL's query, a typed value, a page)."""
-    text = call.model_dump_json()
-    cleaned = redact_text(text)
-    return call if cleaned == text else ToolCall.model_validate_json(cleaned)
+    """A tool call with secrets out of every text field (a URL's query, a typed value)."""
+    return call.model_copy(
+        update={
+            "args": _redact_value(call.args),
+            "page_url": _redact_value(call.page_url),
+            "error": _redact_value(call.error),
+            "output": _redact_value(call.output),
+        }
+    )
+
+
+def _redact_value(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, dict):
+        return {key: _redact_value(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_redact_value(item) for item in value]
+    return value
 
 
 @dataclass

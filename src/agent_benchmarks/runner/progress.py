@@ -82,6 +82,7 @@ class RunProgress:
             f"in {row.duration_s:.1f}s, {row.usage.total_tokens} tokens; {self._counts_text()}",
             markup=False,
             highlight=False,
+            soft_wrap=True,
         )
 
     def _counts_text(self) -> str:

@@ -1,0 +1,289 @@
+"""Reading what ``claude -p --output-format stream-json --verbose`` prints for one task.
+
+stdout holds one JSON event a line:
+
+``system``/``init``  first: ``tools`` (every tool name offered), ``mcp_servers``
+                     (``[{name, status}]``), ``model``, ``claude_code_version``, ...
+``assistant``        ``message`` (``id``, ``content`` blocks, ``usage``): a model response.
+``user``             ``message.content``: ``tool_result`` blocks (``tool_use_id``,
+                     ``content`` as a string or a list of blocks, ``is_error``) and a
+                     ``timestamp``.
+``result``           last: ``subtype``, ``is_error``, ``num_turns``, ``result`` (absent on
+                     errors), ``total_cost_usd``, ``usage``, ``permission_denials``,
+                     ``errors`` (error subtypes only).
+
+Facts checked against Claude Code 2.1.197 driven by a scripted model server (the samples
+under ``wire-samples/claude-code``), on which this reader's choices rest:
+
+* One model response becomes one ``assistant`` event per content block (text, then
+  tool_use), each repeating the same ``message.id`` and ``usage``: summing events double
+  counts, so responses are told apart by ``message.id``.
+* That ``usage`` is the stream's opening snapshot: the input-side counts are final, but
+  ``output_tokens`` is the placeholder (1) sent before any text. The ``result`` event's
+  ``usage`` holds the true totals (its ``total_cost_usd`` is exactly those totals priced),
+  so it is the source of usage whenever present; the per-response sums are the fallback
+  for a killed run, with a problem saying their output count is a lower bound.
+* Only ``user`` events carry a ``timestamp``; ``assistant`` events have none, so tool
+  latency is None on every sample. It is computed should both ends ever carry one.
+* A tool the permissions did not allow is still a ``tool_use`` block: its ``tool_result``
+  is an error ("Claude requested permissions to use mcp__lp__markdown, but you haven't
+  granted it yet.") and the ``result`` event lists it in ``permission_denials``
+  (``tool_name``, ``tool_use_id``, ``tool_input``). A ``--disallowed-tools`` tool is
+  instead absent from ``init.tools`` and from the request: the model cannot even try it.
+* ``--max-turns 1`` ends with subtype ``error_max_turns``, ``is_error`` true, no
+  ``result`` text and ``num_turns`` 2 after a single model response: ``num_turns`` counts
+  the turn that was refused, :attr:`Usage.turns` counts responses.
+* A killed process leaves no ``result`` event and possibly a torn last line; both are
+  noted in :attr:`ClaudeRun.problems`, never raised, so the row keeps what was recorded.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from agent_benchmarks.records import ToolCall, Usage
+
+# Claude Code's own lookup of deferred tool definitions: it reaches no page, so it does not
+# take the agent outside the browser under test.
+TOOL_SEARCH = "ToolSearch"
+
+# The init fields worth keeping per row; the rest (slash commands, skills, agents, memory
+# paths) describes the interactive CLI rather than this run.
+_INIT_KEYS = (
+    "session_id",
+    "model",
+    "claude_code_version",
+    "permissionMode",
+    "cwd",
+    "tools",
+    "mcp_servers",
+)
+# Wire name -> Usage field, in Usage's convention: input excludes both cache counts, which
+# is also what Anthropic's input_tokens means, so no subtraction is needed.
+_USAGE_KEYS = {
+    "input_tokens": "input_tokens",
+    "cache_read_input_tokens": "cache_read_tokens",
+    "cache_creation_input_tokens": "cache_write_tokens",
+    "output_tokens": "output_tokens",
+}
+
+
+@dataclass
+class ClaudeRun:
+    """One ``claude -p`` run as its stream-json output recorded it."""
+
+    result_text: str | None = None
+    subtype: str | None = None
+    # True when the result event says so, and when there is no result event at all.
+    is_error: bool = True
+    num_turns: int | None = None
+    total_cost_usd: float | None = None
+    usage: Usage = field(default_factory=Usage)
+    calls: list[ToolCall] = field(default_factory=list)
+    permission_denials: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # the result event's ``errors``
+    init: dict[str, Any] | None = None
+    mcp_servers: list[dict[str, Any]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Audit:
+    """Whether an agent used anything besides the browser it was given."""
+
+    contaminated: bool
+    foreign_calls: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _int(value: Any) -> int | None:
+    # bool is an int subclass; a true/false where a count belongs is a malformed event.
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _counts(usage: Any) -> dict[str, int]:
+    usage = usage if isinstance(usage, dict) else {}
+    return {name: _int(usage.get(key)) or 0 for key, name in _USAGE_KEYS.items()}
+
+
+def _timestamp(event: dict[str, Any]) -> datetime | None:
+    value = event.get("timestamp")
+    if not isinstance(value, str):
+        return None
+    try:
+        # fromisoformat only accepts a "Z" suffix from Python 3.11 on, which is our floor.
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    # A naive time is taken as UTC so that it can be subtracted from an aware one.
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _truncate(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n[... truncated {len(text) - limit} chars]"
+
+
+def _result_text(content: Any) -> str:
+    """A tool_result's content as the model read it: a string, or a list of blocks."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    parts = []
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+        elif isinstance(block, dict):
+            # An image (a screenshot tool) has no text; a marker keeps the reader aware of it.
+            parts.append(f"[{block.get('type')} block]")
+    return "\n".join(parts)
+
+
+def parse_stream(text: str, max_output_chars: int = 8000) -> ClaudeRun:
+    """Summarise one run's stream-json stdout; problems are collected, never raised."""
+    run = ClaudeRun()
+    result: dict[str, Any] | None = None
+    # Per response (message.id), the largest of each count among its repeated events, so
+    # a later event carrying the final output count (never seen, but harmless) would win.
+    responses: dict[str, dict[str, int]] = {}
+    started: dict[str, tuple[int, datetime | None]] = {}  # tool_use id -> (call index, time)
+    answered: set[str] = set()
+    lines = text.splitlines()
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            torn = " (torn last line?)" if number == len(lines) else ""
+            run.problems.append(f"line {number}: not JSON{torn}")
+            continue
+        if not isinstance(event, dict):
+            run.problems.append(f"line {number}: not a JSON object")
+            continue
+        kind = event.get("type")
+        message = event.get("message") if isinstance(event.get("message"), dict) else {}
+        content = message.get("content") if isinstance(message.get("content"), list) else []
+        if kind == "system" and event.get("subtype") == "init":
+            run.init = {k: event[k] for k in _INIT_KEYS if k in event}
+            servers = event.get("mcp_servers")
+            run.mcp_servers = [
+                {"name": s.get("name"), "status": s.get("status")}
+                for s in (servers if isinstance(servers, list) else [])
+                if isinstance(s, dict)
+            ]
+        elif kind == "assistant":
+            msg_id = message.get("id")
+            key = msg_id if isinstance(msg_id, str) else f"line {number}"
+            counts = _counts(message.get("usage"))
+            seen = responses.setdefault(key, counts)
+            for name, count in counts.items():
+                seen[name] = max(seen[name], count)
+            for block in content:
+                if not isinstance(block, dict) or block.get("type") != "tool_use":
+                    continue
+                use_id = str(block.get("id"))
+                # Skipped if already seen, so that an event repeating earlier blocks of its
+                # message cannot list one call twice.
+                if use_id in started or not isinstance(block.get("name"), str):
+                    continue
+                args = block.get("input")
+                run.calls.append(
+                    ToolCall(name=block["name"], args=args if isinstance(args, dict) else {})
+                )
+                started[use_id] = (len(run.calls) - 1, _timestamp(event))
+        elif kind == "user":
+            for block in content:
+                if not isinstance(block, dict) or block.get("type") != "tool_result":
+                    continue
+                use_id = str(block.get("tool_use_id"))
+                if use_id not in started or use_id in answered:
+                    run.problems.append(f"line {number}: unexpected tool_result for {use_id}")
+                    continue
+                answered.add(use_id)
+                index, begun = started[use_id]
+                body = _result_text(block.get("content"))
+                output = _truncate(body, max_output_chars)
+                ended = _timestamp(event)
+                latency = (ended - begun).total_seconds() * 1000 if begun and ended else None
+                run.calls[index] = run.calls[index].model_copy(
+                    update={
+                        "latency_ms": latency,
+                        "error": (output or "error") if block.get("is_error") is True else None,
+                        "result_bytes": len(body.encode()),
+                        "output": output,
+                    }
+                )
+        elif kind == "result":
+            result = event
+        # Anything else (other system subtypes, rate-limit notices, partial-message events)
+        # says nothing about answer, usage or tool calls.
+
+    for use_id, (index, _) in started.items():
+        if use_id not in answered:
+            run.problems.append(f"tool_use {run.calls[index].name} ({use_id}) has no tool_result")
+    if run.init is None:
+        run.problems.append("no system/init event")
+
+    summed = dict.fromkeys(_USAGE_KEYS.values(), 0)
+    for counts in responses.values():
+        for name, count in counts.items():
+            summed[name] += count
+    if result is None:
+        run.problems.append("no result event (claude killed before finishing?)")
+        run.problems.append(
+            "usage summed from assistant events: their output_tokens is a lower bound"
+        )
+        run.usage = Usage(**summed, turns=len(responses))
+        return run
+
+    text_value = result.get("result")
+    run.result_text = text_value if isinstance(text_value, str) else None
+    subtype = result.get("subtype")
+    run.subtype = subtype if isinstance(subtype, str) else None
+    flag = result.get("is_error")
+    run.is_error = flag if isinstance(flag, bool) else run.subtype != "success"
+    run.num_turns = _int(result.get("num_turns"))
+    cost = result.get("total_cost_usd")
+    is_number = isinstance(cost, int | float) and not isinstance(cost, bool)
+    run.total_cost_usd = float(cost) if is_number else None
+    denials = result.get("permission_denials")
+    if isinstance(denials, list):
+        run.permission_denials = [d for d in denials if isinstance(d, dict)]
+    errors = result.get("errors")
+    run.errors = [str(e) for e in errors] if isinstance(errors, list) else []
+    totals = _counts(result.get("usage"))
+    # The input side is final in both sources; a mismatch means the result counts calls
+    # the stream did not show (or misses some), which a reader of the row should know.
+    input_side = ("input_tokens", "cache_read_tokens", "cache_write_tokens")
+    if responses and any(totals[k] != summed[k] for k in input_side):
+        run.problems.append(
+            "result usage "
+            + ", ".join(f"{k}={totals[k]}" for k in input_side)
+            + " differs from the sum over assistant responses "
+            + ", ".join(f"{k}={summed[k]}" for k in input_side)
+        )
+    # cost_usd stays None: the harness prices usage with its own versioned table.
+    run.usage = Usage(**totals, turns=len(responses))
+    return run
+
+
+def audit_calls(
+    calls: list[ToolCall], server_name: str, allowed_tools: set[str] | None = None
+) -> Audit:
+    """Flag every call outside ``mcp__<server_name>__<tool>`` (``<tool>`` in
+    ``allowed_tools`` when given), ``ToolSearch`` excepted. Denied calls are in ``calls``
+    too: an attempt to leave the browser counts whether or not it was let through."""
+    prefix = f"mcp__{server_name}__"
+    foreign = []
+    for call in calls:
+        if call.name == TOOL_SEARCH:
+            continue
+        tool = call.name.removeprefix(prefix) if call.name.startswith(prefix) else None
+        if tool is None or (allowed_tools is not None and tool not in allowed_tools):
+            foreign.append({"name": call.name, "args": call.args})
+    return Audit(contaminated=bool(foreign), foreign_calls=foreign)
