@@ -1,6 +1,7 @@
 """Harness overhead: many tasks the scripted model answers at once, through the real gaia-run.
 
-    uv run python benchmarks/overhead.py [--tasks N] [--workers 1,2,4] [--no-grade] [--keep]
+    uv run python benchmarks/overhead.py [--tasks N] [--workers 1,2,4] [--memory-max-mb MB]
+                                         [--no-grade] [--keep]
 
 A GAIA-schema dataset of N tasks is written to a temporary folder, a scripted model server
 answers every task on its first turn (``<ANSWER>1</ANSWER>``), and the real ``gaia-run``
@@ -18,6 +19,12 @@ time workers spent inside attempts) and ``agent`` (summed time the agent process
 * of which idle = (wall × workers − busy) / tasks: workers waiting (the scheduler, writing
   rows, and the tail where fewer tasks than workers remain);
 * utilisation = agent / (wall × workers), and busy / (wall × workers).
+
+``agent`` is each attempt's ``ProcessResult.ran_s``: from the moment the agent process was
+spawned to the moment it exited. Spawning it, and scanning for and killing leftover
+processes afterwards, are the harness's work and count as overhead. ``--memory-max-mb``
+runs every attempt under the memory cap (a cgroup or an rlimit); joining the cgroup
+happens before exec, so its cost shows up inside ``agent``.
 
 The whole command is also timed from launch to exit; what the manifest's wall does not
 cover is printed as start-up (launch to the run's first line: imports, dataset loading,
@@ -137,7 +144,9 @@ class Result:
         return 1000 * seconds / self.rows if self.rows else float("nan")
 
 
-def run_once(dataset: Path, tasks: int, workers: int, out_dir: Path, grade: bool) -> Result:
+def run_once(
+    dataset: Path, tasks: int, workers: int, out_dir: Path, grade: bool, memory_max_mb: int | None
+) -> Result:
     policy = ScriptedPolicy([FinalAnswer("<ANSWER>1</ANSWER>")])
     with ScriptedModelServer(lambda task_id: policy, models=[MODEL]) as server:
         argv = [
@@ -161,6 +170,8 @@ def run_once(dataset: Path, tasks: int, workers: int, out_dir: Path, grade: bool
             str(out_dir),
             "--grade" if grade else "--no-grade",
         ]
+        if memory_max_mb is not None:
+            argv += ["--memory-max-mb", str(memory_max_mb)]
         env = {**os.environ, "OPENAI_API_KEY": API_KEY, "LIGHTPANDA_DISABLE_TELEMETRY": "true"}
         lines = Lines()
         started = time.monotonic()
@@ -300,6 +311,7 @@ def main() -> int:
         default=True,
         help="grade at the end of each run, as a user would (default: on)",
     )
+    parser.add_argument("--memory-max-mb", type=int, help="run every attempt under this memory cap")
     parser.add_argument("--keep", action="store_true", help="keep the run folders and print them")
     args = parser.parse_args()
     if args.tasks < 1:
@@ -316,7 +328,7 @@ def main() -> int:
         for workers in counts:
             out_dir = tmp / f"run-w{workers}-{len(results)}"
             console.print(f"running {args.tasks} task(s) with {workers} worker(s) …")
-            result = run_once(dataset, args.tasks, workers, out_dir, args.grade)
+            result = run_once(dataset, args.tasks, workers, out_dir, args.grade, args.memory_max_mb)
             results.append(result)
             if result.failed:
                 console.print(
@@ -325,6 +337,13 @@ def main() -> int:
                 )
                 console.print(result.stderr_tail, markup=False, highlight=False)
         report(console, results, args.grade)
+        if args.memory_max_mb is not None:
+            console.print(f"every attempt ran under --memory-max-mb {args.memory_max_mb}")
+        if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+            console.print(
+                "note: PYTHONDONTWRITEBYTECODE is set, so gaia-run compiles every module it "
+                "imports at each start; start-up is slower than with bytecode caches"
+            )
         if args.keep:
             console.print(f"run folders kept in {tmp}")
     finally:

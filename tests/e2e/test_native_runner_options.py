@@ -160,21 +160,9 @@ def _localweb_with_rlimit(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.parametrize(
-    "cap",
-    [
-        "64",
-        pytest.param(
-            "2",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="bug: under an rlimit this small lightpanda exits 1 at start-up with "
-                "'$level=fatal $msg=\"exit\" err=SystemResources' (no signal, no message "
-                "process._OOM_MESSAGE knows), so the row says agent_error, not oom",
-            ),
-        ),
-    ],
-)
+# 64 MB: V8 dies of "Fatal process out of memory"; 2 MB: Lightpanda's allocator fails at
+# start-up and exits 1 with err=SystemResources. Both are out-of-memory kills.
+@pytest.mark.parametrize("cap", ["64", "2"])
 def test_rlimit_fallback_reports_oom(tmp_path: Path, cap: str) -> None:
     run_dir = tmp_path / "rlimit"
     proc = _localweb_with_rlimit("--memory-max-mb", cap, "--out-dir", str(run_dir))

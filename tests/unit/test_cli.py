@@ -22,10 +22,9 @@ def test_all_suite_scripts_are_declared() -> None:
 @pytest.mark.parametrize(
     "argv",
     [
-        ["gaia-run", "--limit", "1"],
         ["assistantbench-ab-run"],
         ["webbench-mcp-run", "--backend", "lightpanda"],
-        ["localweb-run"],
+        ["localweb-mcp-run", "--backend", "browser-use"],
     ],
 )
 def test_unbuilt_commands_exit_2_with_one_line(argv: list[str]) -> None:

@@ -69,6 +69,7 @@ _USAGE_KEYS = {
     "cache_creation_input_tokens": "cache_write_tokens",
     "output_tokens": "output_tokens",
 }
+_LOWER_BOUND = "usage summed from assistant events: their output_tokens is a lower bound"
 
 
 @dataclass
@@ -233,12 +234,10 @@ def parse_stream(text: str, max_output_chars: int = 8000) -> ClaudeRun:
     for counts in responses.values():
         for name, count in counts.items():
             summed[name] += count
+    run.usage = Usage(**summed, turns=len(responses))
     if result is None:
         run.problems.append("no result event (claude killed before finishing?)")
-        run.problems.append(
-            "usage summed from assistant events: their output_tokens is a lower bound"
-        )
-        run.usage = Usage(**summed, turns=len(responses))
+        run.problems.append(_LOWER_BOUND)
         return run
 
     text_value = result.get("result")
@@ -256,7 +255,10 @@ def parse_stream(text: str, max_output_chars: int = 8000) -> ClaudeRun:
         run.permission_denials = [d for d in denials if isinstance(d, dict)]
     errors = result.get("errors")
     run.errors = [str(e) for e in errors] if isinstance(errors, list) else []
-    totals = _counts(result.get("usage"))
+    if not isinstance(result.get("usage"), dict):
+        run.problems.append(_LOWER_BOUND)
+        return run
+    totals = _counts(result["usage"])
     # The input side is final in both sources; a mismatch means the result counts calls
     # the stream did not show (or misses some), which a reader of the row should know.
     input_side = ("input_tokens", "cache_read_tokens", "cache_write_tokens")

@@ -80,7 +80,7 @@ class AttemptRunner:
             )
             result = run_process(spec, cancel)
             with self._lock:
-                self.agent_seconds += result.duration_s
+                self.agent_seconds += result.ran_s
             outcome = self.backend.outcome(prepared, result)
             prediction, answer_details = self.session.finish(prepared, outcome)
             scrub_secrets(workdir)

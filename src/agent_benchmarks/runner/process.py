@@ -63,7 +63,9 @@ _READ_CHUNK = 1 << 20
 # It can mistake an unrelated crash for an OOM; the cgroup methods report the kernel's count.
 _OOM_SIGNALS = frozenset({signal.SIGKILL, signal.SIGSEGV, signal.SIGABRT})
 _OOM_MESSAGE = re.compile(
-    r"MemoryError|out of memory|OutOfMemory|Cannot allocate memory|std::bad_alloc",
+    # SystemResources: Zig's allocation failure, as Lightpanda reports it at start-up.
+    r"MemoryError|out of memory|OutOfMemory|Cannot allocate memory|std::bad_alloc|"
+    r"err=SystemResources",
     re.IGNORECASE,
 )
 
@@ -83,7 +85,10 @@ class ProcessResult:
     returncode: int | None  # None if it never started
     stdout: str  # utf-8, errors replaced; what was produced before a kill is kept
     stderr: str
-    duration_s: float
+    duration_s: float  # everything run_process did: spawn, supervision, cleanup
+    # The agent's own time: from its spawn to its exit, without the harness's set-up and
+    # clean-up around it (what benchmarks/overhead.py subtracts).
+    ran_s: float = 0.0
     timed_out: bool = False
     interrupted: bool = False  # killed because the cancel event was set
     oom: bool = False  # over memory_max_mb (or the kernel OOM-killed in its cgroup)
@@ -136,10 +141,12 @@ def run_process(spec: ProcessSpec, cancel: threading.Event | None = None) -> Pro
             start_error=_describe_spawn_error(exc),
         )
 
+    spawned = time.monotonic()
     pidfd = os.pidfd_open(proc.pid)
     pipes = _Pipes(proc, stdin_bytes, pidfd)
     try:
         timed_out, interrupted = _supervise(proc.pid, pipes, spec.timeout_s, started, cancel)
+        ran_s = time.monotonic() - spawned
     finally:
         # Also on KeyboardInterrupt or a bug above: nothing this attempt started outlives it.
         stray_killed = _kill_leftovers(marker, proc.pid, cgroup)
@@ -169,6 +176,7 @@ def run_process(spec: ProcessSpec, cancel: threading.Event | None = None) -> Pro
         stdout=pipes.stdout.decode("utf-8", errors="replace"),
         stderr=stderr,
         duration_s=time.monotonic() - started,
+        ran_s=ran_s,
         timed_out=timed_out,
         interrupted=interrupted,
         oom=oom,
