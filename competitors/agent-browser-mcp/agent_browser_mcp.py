@@ -36,11 +36,11 @@ from pydantic import Field
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_CALL_TIMEOUT_S = 60.0
-# `close` normally takes well under a second; the MCP client kills a server that has not
-# exited 2 s after closing its stdin (SIGTERM) and 2 s after that (SIGKILL).
+# `close` takes about a second with Chromium; the MCP SDK's client sends SIGTERM to a server
+# still running 2 s after it closed its stdin, and SIGKILL 2 s later.
 _CLOSE_TIMEOUT_S = 3.0
-# How long the daemon and Chromium get to exit after `close` or SIGTERM before SIGKILL.
-_EXIT_GRACE_S = 2.0
+# How long the daemon and its browser get to exit after `close` or SIGTERM before SIGKILL.
+_EXIT_GRACE_S = 1.5
 _PR_SET_CHILD_SUBREAPER = 36
 # agent-browser reads its global options (--headed, --executable-path, --session, ...)
 # anywhere on the command line and has no `--` terminator, so a value shaped like an option
@@ -100,25 +100,31 @@ class AgentBrowser:
         self._current: subprocess.Popen[str] | None = None
         self._daemon_started = False
 
-    def run(self, *args: str) -> dict[str, Any]:
-        """``data`` of agent-browser's JSON reply; raises ToolError with its message on failure."""
-        for arg in args:
-            if _OPTION_LIKE.match(arg):
+    def run(self, command: str, *values: str, **options: str | bool | None) -> dict[str, Any]:
+        """``data`` of the JSON reply to ``command *values --option value...``; a True option
+        is a bare flag, None or False leaves it out. Raises ToolError on any failure."""
+        args = [command, *values]
+        for key, value in options.items():
+            if value is True:
+                args.append(f"--{key}")
+            elif value not in (None, False):
+                args += [f"--{key}", str(value)]
+        for value in (*values, *options.values()):
+            if isinstance(value, str) and _OPTION_LIKE.match(value):
                 raise ToolError(
-                    f"{arg!r} looks like a command-line option; agent-browser would read it as "
-                    "one, so values starting with '-' followed by a letter cannot be passed"
+                    f"{value!r} looks like a command-line option, and agent-browser would read "
+                    "it as one: values starting with '-' and a letter cannot be passed"
                 )
         with self._lock:
             if self.closing:
                 raise ToolError("the server is shutting down")
             try:
-                return self._run_locked(args)
+                return self._run_locked(tuple(args))
             finally:
                 _reap_orphans()
 
     def _run_locked(self, args: tuple[str, ...]) -> dict[str, Any]:
         command = args[0]
-        self._daemon_started = True
         try:
             result = self._invoke(args, self.config.call_timeout_s)
         except OSError as exc:
@@ -126,6 +132,7 @@ class AgentBrowser:
                 f"cannot run agent-browser ({self.config.binary}): {exc}. Install it with "
                 f"`npm ci` in {REPO}, or point AGENT_BROWSER_BIN at the binary"
             ) from None
+        self._daemon_started = True
         if result is None:
             if not self.closing:
                 # The daemon is still executing the abandoned command and would make every
@@ -176,14 +183,17 @@ class AgentBrowser:
         if current is not None:
             _kill_group(current.pid)
         with self._lock:
-            if self._daemon_started:
+            closed = False
+            # After a killed call the daemon is still busy with it and close would queue.
+            if self._daemon_started and current is None:
                 try:
                     result = self._invoke(("close",), _CLOSE_TIMEOUT_S)
-                except OSError:
-                    result = None
-                if result is None or result[0] != 0:
+                except OSError as exc:
+                    result = (-1, "", str(exc))
+                closed = result is not None and result[0] == 0
+                if not closed:
                     print(f"agent-browser close failed: {result}", file=sys.stderr)
-            if not _wait_descendants_gone(psutil.Process()):
+            if not (closed and _wait_descendants_gone(psutil.Process())):
                 _stop_descendants()
             if self.config.temp_home:
                 shutil.rmtree(self.config.temp_home, ignore_errors=True)
@@ -231,19 +241,13 @@ def _reap_orphans() -> None:
             return
 
 
-def _alive(proc: psutil.Process) -> bool:
-    try:
-        return proc.status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
-
-
 def _wait_descendants_gone(me: psutil.Process) -> bool:
-    """Reap until no descendant is left running, for at most _EXIT_GRACE_S; True if none is."""
+    """Reap until no descendant is left, for at most _EXIT_GRACE_S; True if none is. A zombie
+    further down is its live parent's to reap (once the parent exits, it is ours)."""
     deadline = time.monotonic() + _EXIT_GRACE_S
     while True:
         _reap_orphans()
-        if not any(_alive(p) for p in me.children(recursive=True)):
+        if not me.children(recursive=True):
             return True
         if time.monotonic() > deadline:
             return False
@@ -252,15 +256,37 @@ def _wait_descendants_gone(me: psutil.Process) -> bool:
 
 def _stop_descendants() -> None:
     """Stop the daemon and its browser: SIGTERM to our direct children (the daemon then shuts
-    Chromium or Lightpanda down and removes its files), SIGKILL to whatever outlives that."""
+    Chromium or Lightpanda down and removes its files), SIGKILL to whatever outlives that.
+    A daemon busy with a command only acts on SIGTERM once the command ends."""
     me = psutil.Process()
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        targets = me.children(recursive=sig == signal.SIGKILL)
-        for proc in targets:
-            with contextlib.suppress(psutil.NoSuchProcess):
-                proc.send_signal(sig)
-        if _wait_descendants_gone(me):
-            return
+    for proc in me.children():
+        with contextlib.suppress(psutil.NoSuchProcess):
+            proc.terminate()
+    if _wait_descendants_gone(me):
+        return
+    survivors = me.children(recursive=True)
+    profiles = {p for p in map(_temp_profile, survivors) if p}
+    for proc in survivors:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            proc.kill()
+    _wait_descendants_gone(me)
+    for profile in profiles:
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def _temp_profile(proc: psutil.Process) -> str | None:
+    """The throwaway Chromium profile the daemon created, which it deletes only when it gets
+    to shut Chromium down itself."""
+    try:
+        cmdline = proc.cmdline()
+    except psutil.Error:
+        return None
+    for arg in cmdline:
+        if arg.startswith("--user-data-dir="):
+            path = arg.partition("=")[2]
+            if Path(path).name.startswith("agent-browser-chrome-"):
+                return path
+    return None
 
 
 # --- the MCP tools ---------------------------------------------------------------------------
@@ -304,18 +330,16 @@ def build_server(browser: AgentBrowser) -> MCPServer:
         selector: Annotated[str | None, Field(description="scope to a CSS selector")] = None,
     ) -> str:
         """Accessibility tree of the page, one element per line with refs like [ref=e5].
-        interactive=true lists only links, buttons and form fields (plus headings and table
-        cells); set it to false to read the page's text too."""
-        args = ["snapshot"]
-        if interactive:
-            args.append("-i")
-        if compact:
-            args.append("-c")
-        if depth is not None:
-            args += ["-d", str(depth)]
-        if selector:
-            args += ["-s", selector]
-        return browser.run(*args).get("snapshot") or "(nothing matched)"
+        interactive=true keeps mainly links, buttons, form fields and headings; set it to false
+        to read the page's text (table contents included)."""
+        data = browser.run(
+            "snapshot",
+            interactive=interactive,
+            compact=compact,
+            depth=None if depth is None else str(depth),
+            selector=selector,
+        )
+        return data.get("snapshot") or "(nothing matched)"
 
     @tool("click")
     def click(selector: Selector) -> str:
@@ -341,7 +365,7 @@ def build_server(browser: AgentBrowser) -> MCPServer:
 
     @tool("check")
     def check(selector: Selector) -> str:
-        """Tick a checkbox (or choose a radio button)."""
+        """Tick a checkbox."""
         browser.run("check", selector)
         return f"Checked {selector}"
 
@@ -397,17 +421,9 @@ def build_server(browser: AgentBrowser) -> MCPServer:
             raise ToolError("index is required with locator nth, and only with it")
         if (action == "fill") != (text is not None):
             raise ToolError("text is required with action fill, and only with it")
-        args = ["find", locator]
-        if index is not None:
-            args.append(str(index))
-        args += [value, action]
-        if text is not None:
-            args.append(text)
-        if name is not None:
-            args += ["--name", name]
-        if exact:
-            args.append("--exact")
-        data = browser.run(*args)
+        target = (str(index), value) if index is not None else (value,)
+        rest = (text,) if text is not None else ()
+        data = browser.run("find", locator, *target, action, *rest, name=name, exact=exact)
         if action == "text":
             return str(data.get("text", ""))
         return f"{action}: done"
@@ -454,16 +470,10 @@ def build_server(browser: AgentBrowser) -> MCPServer:
         if state is not None and selector is None:
             raise ToolError("state only applies to a selector wait")
         mode = given[0]
-        args = ["wait"]
-        if mode in ("selector", "ms"):
-            args.append(str(modes[mode]))
-        else:
-            args += [f"--{mode}", str(modes[mode])]
-        if state is not None:
-            args += ["--state", state]
-        if timeout_ms is not None:
-            args += ["--timeout", str(timeout_ms)]
-        browser.run(*args)
+        positional = (str(modes[mode]),) if mode in ("selector", "ms") else ()
+        flag = {} if positional else {mode: str(modes[mode])}
+        timeout = None if timeout_ms is None else str(timeout_ms)
+        browser.run("wait", *positional, state=state, timeout=timeout, **flag)
         return f"Done waiting ({mode} {modes[mode]})"
 
     @tool("get")
