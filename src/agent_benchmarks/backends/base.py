@@ -55,6 +55,9 @@ class Backend(Protocol):
     """An agent stack the engine can drive, one process per attempt."""
 
     name: str
+    # The wire protocol of the model it calls ("openai" or "anthropic"): a suite that plays
+    # the model itself (localweb's scripted oracle) serves it on that protocol.
+    model_protocol: str
 
     def programs(self) -> dict[str, str]:
         """Versions (and hashes) of the programs this backend drives, for the manifest."""
@@ -71,3 +74,20 @@ class Backend(Protocol):
     def outcome(self, prepared: PreparedTask, result: ProcessResult) -> AgentOutcome:
         """Read the attempt's result: answer, status, trace and usage."""
         ...
+
+
+def process_failure(result: ProcessResult, program: str) -> tuple[Status, str, str] | None:
+    """(status, error_class, error) when the process itself failed, whatever the backend:
+    it never started, hit the deadline, was interrupted, ran out of memory or died of a
+    signal. None when it exited on its own; the backend reads the rest."""
+    if result.start_error is not None:
+        return "error", "crash", f"could not start {program}: {result.start_error}"
+    if result.timed_out:
+        return "timeout", "timeout", "killed at the deadline"
+    if result.interrupted:
+        return "error", "interrupted", "killed by the user (Ctrl-C) before it finished"
+    if result.oom:
+        return "error", "oom", f"killed for exceeding the memory cap ({result.memory_method})"
+    if result.signal is not None:
+        return "error", "crash", f"{program} died of signal {result.signal}"
+    return None

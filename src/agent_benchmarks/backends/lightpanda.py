@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict
 
-from agent_benchmarks.backends.base import AgentOutcome, PreparedTask
+from agent_benchmarks.backends.base import AgentOutcome, PreparedTask, process_failure
 from agent_benchmarks.backends.lightpanda_trace import parse_usage_line, read_trace, strip_ansi
 from agent_benchmarks.datasets import sha256_file
 from agent_benchmarks.errors import InputError
@@ -92,6 +92,7 @@ class LightpandaConfig(BaseModel):
 
 class LightpandaBackend:
     name = NAME
+    model_protocol = "openai"  # a scripted model is reached as openai_compatible
 
     def __init__(self, config: LightpandaConfig, programs: dict[str, str]):
         self.config = config
@@ -155,16 +156,10 @@ class LightpandaBackend:
 def classify(result: ProcessResult, output: str, stderr: str) -> tuple[Any, str | None, str | None]:
     """(status, error_class, error) of a finished ``lightpanda agent`` process."""
     last_line = _last_error_line(stderr)
-    if result.start_error is not None:
-        return "error", "crash", f"could not start lightpanda: {result.start_error}"
-    if result.timed_out:
-        return "timeout", "timeout", "killed at the deadline"
-    if result.interrupted:
-        return "error", "interrupted", "killed by the user (Ctrl-C) before it finished"
-    if result.oom:
-        return "error", "oom", f"killed for exceeding the memory cap ({result.memory_method})"
-    if result.signal is not None:
-        return "error", "crash", f"lightpanda died of signal {result.signal}: {last_line}"
+    failed = process_failure(result, "lightpanda")
+    if failed is not None:
+        status, error_class, error = failed
+        return status, error_class, f"{error}: {last_line}" if error_class == "crash" else error
     if result.returncode != 0:
         kind = "model_api" if _MODEL_API_ERROR.search(stderr) else "agent_error"
         return "error", kind, f"exit {result.returncode}: {last_line}"

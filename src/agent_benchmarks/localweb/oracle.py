@@ -160,6 +160,40 @@ class LightpandaSurface:
 LIGHTPANDA = LightpandaSurface()
 
 
+class AgentBrowserSurface:
+    """Our agent-browser MCP wrapper (``competitors/agent-browser-mcp``), on either engine.
+    A whole-page read is the page's HTML: its links keep their URLs for Follow steps."""
+
+    name = "agent-browser"
+
+    def tool_call(self, step: Step, url: str | None) -> tuple[str, dict[str, Any]]:
+        match step:
+            case Go() | Follow():
+                return "open", {"url": url}
+            case Read(selector=None):
+                return "get", {"what": "html", "selector": "body"}
+            case Read(selector=selector):
+                return "get", {"what": "text", "selector": selector}
+            case ReadHtml(selector=selector):
+                return "get", {"what": "html", "selector": selector}
+            case Click(selector=selector):
+                return "click", {"selector": selector}
+            case Fill(selector=selector, value=value):
+                return "fill", {"selector": selector, "text": value}
+            case Select(selector=selector, value=value):
+                return "select", {"selector": selector, "value": value}
+            case Check(selector=selector):
+                return "check", {"selector": selector}
+            case WaitFor(selector=selector):
+                return "wait", {"selector": selector}
+            case WaitForText(text=text):
+                return "wait", {"text": text}
+        raise ValueError(f"no {self.name} tool for {step!r}")
+
+
+AGENT_BROWSER = AgentBrowserSurface()
+
+
 # --- the policy ---------------------------------------------------------------------------
 
 

@@ -17,13 +17,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from agent_benchmarks.backends import lightpanda
-from agent_benchmarks.backends.base import AgentOutcome, PreparedTask
-from agent_benchmarks.cli import entry, non_negative_int, positive_float, stub_command
+from agent_benchmarks.backends import claude_mcp, lightpanda
+from agent_benchmarks.backends.base import AgentOutcome, Backend, PreparedTask
+from agent_benchmarks.cli import entry, non_negative_int, positive_float
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.localweb import SUITE
 from agent_benchmarks.localweb.models import API_KEY, ScriptedModelServer
-from agent_benchmarks.localweb.oracle import LIGHTPANDA, oracle_policy
+from agent_benchmarks.localweb.oracle import AGENT_BROWSER, LIGHTPANDA, ToolSurface, oracle_policy
 from agent_benchmarks.localweb.site import Faults, LocalSite, serve_forever
 from agent_benchmarks.localweb.tasks import site_record
 from agent_benchmarks.records import Mode, Task
@@ -82,10 +82,13 @@ class LocalwebSession(TaskSession):
         server: ScriptedModelServer | None,
         mode: Mode,
         system_prompt: str | None,
+        backend: Backend,
     ):
         super().__init__(SUITE, mode, system_prompt=system_prompt)
         self.site = site
         self.server = server
+        self.protocol = backend.model_protocol
+        self.surface = oracle_surface(backend.name) if server is not None else None
 
     def settings(self) -> dict[str, Any]:
         model = "scripted oracle (test double)" if self.server is not None else "as --provider"
@@ -102,10 +105,11 @@ class LocalwebSession(TaskSession):
         start_url = root.rstrip("/") + (task.start_url or "/")
         env: dict[str, str] = {}
         base_url = None
-        if self.server is not None:
-            self.server.set_policy(episode, oracle_policy(task.id, LIGHTPANDA, root))
-            base_url = self.server.base_url(episode, "openai")
-            env["OPENAI_API_KEY"] = API_KEY
+        if self.server is not None and self.surface is not None:
+            self.server.set_policy(episode, oracle_policy(task.id, self.surface, root))
+            base_url = self.server.base_url(episode, self.protocol)
+            key = "ANTHROPIC_API_KEY" if self.protocol == "anthropic" else "OPENAI_API_KEY"
+            env[key] = API_KEY
         return replace(
             prepared,
             text=self.prompt.task_text(prepared.task, start_url=start_url),
@@ -120,17 +124,38 @@ class LocalwebSession(TaskSession):
         return prediction, {**details, "site": record.model_dump()}
 
 
+def oracle_surface(backend_name: str) -> ToolSurface:
+    """The tool surface the oracle plays on, for a backend; refused where none is mapped."""
+    surfaces = {
+        "lightpanda-native": LIGHTPANDA,
+        "claude-mcp/lightpanda": LIGHTPANDA,
+        "claude-mcp/agent-browser": AGENT_BROWSER,
+        "claude-mcp/agent-browser-lightpanda": AGENT_BROWSER,
+    }
+    if backend_name not in surfaces:
+        raise InputError(
+            f"the scripted oracle has no tool surface for {backend_name}; "
+            "run it with --provider and a real model"
+        )
+    return surfaces[backend_name]
+
+
 @contextmanager
 def localweb_session(
-    suite: SuiteDef, args: argparse.Namespace, mode: Mode, scripted_model: str | None
+    suite: SuiteDef,
+    args: argparse.Namespace,
+    mode: Mode,
+    scripted_model: str | None,
+    backend: Backend,
 ) -> Iterator[TaskSession]:
     system_prompt = read_system_prompt(args.system_prompt_file)
     with LocalSite(faults=faults_from_args(args)) as site:
         if scripted_model is None:
-            yield LocalwebSession(site, None, mode, system_prompt)
+            yield LocalwebSession(site, None, mode, system_prompt, backend)
             return
+        oracle_surface(backend.name)  # refuse before starting anything
         with ScriptedModelServer(models=[scripted_model]) as server:
-            yield LocalwebSession(site, server, mode, system_prompt)
+            yield LocalwebSession(site, server, mode, system_prompt, backend)
 
 
 def add_serve_args(parser: argparse.ArgumentParser) -> None:
@@ -165,9 +190,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     return _run_suite(argv)
 
 
-mcp_main = stub_command(
-    "localweb",
-    "localweb-mcp-run",
-    "Claude Code locked to one browser MCP server",
-    with_backend=True,
+_mcp_run = run_command(
+    SUITE,
+    claude_mcp.CLI,
+    session_factory=localweb_session,
+    add_suite_args=add_fault_args,
+    scripted_model=SCRIPTED_MODEL,
 )
+
+
+@entry
+def mcp_main(argv: Sequence[str] | None = None) -> int:
+    """``localweb-mcp-run --backend B``: Claude Code on one browser MCP server; without
+    ``--provider``/``--base-url`` the oracle plays Claude's model."""
+    return _mcp_run(argv)

@@ -66,19 +66,26 @@ class BackendCLI:
     # (args, suite, scripted_model) -> the backend, ready (binaries checked). A scripted
     # model name means the suite plays the model itself (localweb without --provider).
     build: Callable[[argparse.Namespace, SuiteDef, str | None], Backend]
-    # results/<suite>/<stamp> for the native runner; results/<suite>-mcp/<backend>/... later.
+    # results/<suite>/<stamp> for the native runner; results/<suite>-mcp/<backend>/...
     run_dir: Callable[[SuiteDef, argparse.Namespace], Path]
+    prog_suffix: str = "-run"  # the console script is <suite><suffix>
 
 
-# (suite, args, mode, scripted_model) -> a context manager yielding the run's TaskSession.
+# (suite, args, mode, scripted_model, backend) -> a context manager yielding the run's
+# TaskSession.
 SessionFactory = Callable[
-    [SuiteDef, argparse.Namespace, Mode, str | None], AbstractContextManager[TaskSession]
+    [SuiteDef, argparse.Namespace, Mode, str | None, Backend],
+    AbstractContextManager[TaskSession],
 ]
 
 
 @contextmanager
 def dataset_session(
-    suite: SuiteDef, args: argparse.Namespace, mode: Mode, scripted_model: str | None
+    suite: SuiteDef,
+    args: argparse.Namespace,
+    mode: Mode,
+    scripted_model: str | None,
+    backend: Backend,
 ) -> Iterator[TaskSession]:
     yield TaskSession(
         suite,
@@ -140,7 +147,7 @@ def run_command(
     scripted_model: str | None = None,
 ) -> Callable[[Sequence[str] | None], int]:
     """Build a suite's ``-run`` console script for one backend."""
-    prog = f"{suite.name}-run" if backend_cli.name == "lightpanda-native" else backend_cli.name
+    prog = f"{suite.name}{backend_cli.prog_suffix}"
 
     @entry
     def main(argv: Sequence[str] | None = None) -> int:
@@ -211,7 +218,7 @@ def _run(
     task_ids = [t.id for t in tasks]
     plan = plan_attempts(task_ids, args.repeat, existing, retry_errors=not args.no_retry_errors)
 
-    with session_factory(suite, args, mode, scripted_model) as session:
+    with session_factory(suite, args, mode, scripted_model, backend) as session:
         sha, dirty = git_state()
         this_session = RunSession(
             started_at=utc_now(),

@@ -344,6 +344,10 @@ def _parse_anthropic(body: dict[str, Any], task_id: str, n: int) -> ParsedReques
             other = [b for b in blocks if isinstance(b, dict) and b.get("type") != "tool_result"]
             if other or not results:
                 history.user(_anthropic_text(other))
+        elif role == "system":
+            # Claude Code 2.1.330 sends mid-conversation system messages (reminders) in
+            # `messages`; they extend the system prompt, they are not a turn.
+            system = f"{system}\n{_anthropic_text(blocks)}" if system else _anthropic_text(blocks)
         else:
             raise WireError(f"unknown message role {role!r}")
     tools = [
