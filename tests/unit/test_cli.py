@@ -23,8 +23,6 @@ def test_all_suite_scripts_are_declared() -> None:
     "argv",
     [
         ["assistantbench-ab-run"],
-        ["webbench-mcp-run", "--backend", "lightpanda"],
-        ["localweb-mcp-run", "--backend", "browser-use"],
     ],
 )
 def test_unbuilt_commands_exit_2_with_one_line(argv: list[str]) -> None:

@@ -1,17 +1,12 @@
 """Console scripts that run the assistantbench suite against a browser stack."""
 
 from agent_benchmarks.assistantbench import SUITE
-from agent_benchmarks.backends import lightpanda
+from agent_benchmarks.backends import claude_mcp, lightpanda
 from agent_benchmarks.cli import stub_command
 from agent_benchmarks.runner.command import run_command
 
 main = run_command(SUITE, lightpanda.CLI)
-mcp_main = stub_command(
-    "assistantbench",
-    "assistantbench-mcp-run",
-    "Claude Code locked to one browser MCP server",
-    with_backend=True,
-)
+mcp_main = run_command(SUITE, claude_mcp.CLI)
 ab_main = stub_command(
     "assistantbench", "assistantbench-ab-run", "agent-browser's own chat loop as a runner"
 )

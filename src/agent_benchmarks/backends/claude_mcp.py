@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import anyio
 from pydantic import BaseModel, ConfigDict
@@ -247,6 +248,7 @@ class ClaudeMcpBackend:
         env |= QUIET_ENV | {"HOME": str(home), "MCP_TOOL_TIMEOUT": str(s.mcp_tool_timeout_ms)}
         base_url = prepared.base_url or s.base_url
         if base_url is not None:
+            base_url = base_url.replace("{task_id}", quote(prepared.task.id, safe=""))
             env["ANTHROPIC_BASE_URL"] = base_url
         env |= prepared.env
         return ProcessSpec(

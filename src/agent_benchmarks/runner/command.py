@@ -295,6 +295,13 @@ def _conclude(
         f"{outcome.written} attempt(s) in {outcome.wall_seconds:.1f}s: ok {c['ok']}, "
         f"empty {c['empty']}, timeout {c['timeout']}, error {c['error']} → {run_dir}"
     )
+    if outcome.contaminated:
+        console.print(
+            f"[bold red]CONTAMINATED: {len(outcome.contaminated)} attempt(s) called tools "
+            f"outside the browser MCP server[/] ({', '.join(outcome.contaminated[:5])}); "
+            "their rows list the calls in details.foreign_calls and scores.json reports "
+            "accuracy without them"
+        )
     if outcome.interrupted:
         console.print(f"[yellow]interrupted.[/] continue with: {prog} --resume {run_dir}")
         return 130

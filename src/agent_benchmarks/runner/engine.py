@@ -179,6 +179,7 @@ def _redact_value(value: Any) -> Any:
 class RunOutcome:
     written: int
     counts: Counter[str]
+    contaminated: list[str]  # ids of rows whose agent left its browser (MCP audit)
     interrupted: bool
     wall_seconds: float
     busy_seconds: float  # summed time workers spent inside attempts
@@ -227,6 +228,7 @@ def execute(
 ) -> RunOutcome:
     started = time.monotonic()
     counts: Counter[str] = Counter()
+    contaminated: list[str] = []
     written = 0
     with (
         PredictionsWriter(predictions_path) as writer,
@@ -237,10 +239,13 @@ def execute(
             writer.append(row)
             written += 1
             counts[row.status] += 1
+            if row.details.get("contaminated"):
+                contaminated.append(row.id)
             progress.advance(row)
     return RunOutcome(
         written=written,
         counts=counts,
+        contaminated=contaminated,
         interrupted=interrupts.count > 0,
         wall_seconds=time.monotonic() - started,
         busy_seconds=getattr(executor, "busy_seconds", 0.0),

@@ -157,6 +157,23 @@ def _mean_of_metrics(per_attempt: list[dict[str, Any]]) -> dict[str, Any]:
     return {k: mean([float(m[k]) for m in per_attempt]) for k in keys}
 
 
+def _contamination(entries: list[TaskScore], warnings: list[str]) -> dict[str, Any]:
+    """Rows whose agent called a tool outside its browser (the MCP audit): counted, and
+    accuracy shown without them. Only backends that audit set the flag."""
+    tainted = [e for e in entries if e.details.get("contaminated")]
+    if not tainted:
+        return {}
+    clean = [e for e in entries if not e.details.get("contaminated")]
+    warnings.append(
+        f"{len(tainted)} row(s) are contaminated: the agent called tools outside its browser "
+        f"MCP server (e.g. task {tainted[0].id!r}); see each row's details.foreign_calls"
+    )
+    return {
+        "n_contaminated": len(tainted),
+        "accuracy_strict_uncontaminated": strict_accuracy(clean) if clean else None,
+    }
+
+
 def build_scores(
     predictions_path: Path,
     rows: list[PredictionRow],
@@ -199,7 +216,11 @@ def build_scores(
                 gold=row.gold,
                 duration_s=row.duration_s,
                 usage=row.usage,
-                details=grade.details,
+                details=(
+                    {**grade.details, "contaminated": True}
+                    if row.details.get("contaminated")
+                    else grade.details
+                ),
                 **row.suite_fields(),
             )
         )
@@ -285,7 +306,11 @@ def build_scores(
         n_tasks=n_tasks,
         n_rows=len(rows),
         accuracy_strict=overall.pop("accuracy_strict"),
-        metrics={**overall, "n_superseded_rows": chosen.superseded},
+        metrics={
+            **overall,
+            "n_superseded_rows": chosen.superseded,
+            **_contamination(entries, warnings),
+        },
         by_group=by_group,
         n_answered=sum(1 for e in entries if e.status == "ok" and (e.prediction or "").strip()),
         n_timeouts=sum(1 for e in entries if e.status == "timeout"),
