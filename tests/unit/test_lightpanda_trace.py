@@ -279,7 +279,7 @@ def test_bad_records_in_the_middle(tmp_path: Path) -> None:
         "line 1: model record without tokens.output",
         "line 2: tool record without a name",
         "line 3: unknown record type 'later'",
-        "line 4: unknown record type None",
+        "line 4: not a JSON object",
         "no run record",
         "no end record (agent killed before finishing?)",
     ]

@@ -9,6 +9,8 @@ process groups, timeouts, rows, resume, progress.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -91,3 +93,22 @@ def process_failure(result: ProcessResult, program: str) -> tuple[Status, str, s
     if result.signal is not None:
         return "error", "crash", f"{program} died of signal {result.signal}"
     return None
+
+
+def json_records(lines: list[str], problems: list[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The JSON objects of an agent's JSONL output (a trace, a stream) with their line
+    numbers. Other lines become problems, never exceptions: a process killed mid-write
+    leaves a torn last line, which says so."""
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            torn = " (torn last line?)" if number == len(lines) else ""
+            problems.append(f"line {number}: not JSON{torn}")
+            continue
+        if not isinstance(record, dict):
+            problems.append(f"line {number}: not a JSON object")
+            continue
+        yield number, record

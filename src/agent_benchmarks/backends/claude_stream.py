@@ -39,11 +39,11 @@ under ``wire-samples/claude-code``), on which this reader's choices rest:
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from agent_benchmarks.backends.base import json_records
 from agent_benchmarks.records import ToolCall, Usage
 
 # Claude Code's own lookup of deferred tool definitions: it reaches no page, so it does not
@@ -154,18 +154,7 @@ def parse_stream(text: str, max_output_chars: int = 8000) -> ClaudeRun:
     started: dict[str, tuple[int, datetime | None]] = {}  # tool_use id -> (call index, time)
     answered: set[str] = set()
     lines = text.splitlines()
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError:
-            torn = " (torn last line?)" if number == len(lines) else ""
-            run.problems.append(f"line {number}: not JSON{torn}")
-            continue
-        if not isinstance(event, dict):
-            run.problems.append(f"line {number}: not a JSON object")
-            continue
+    for number, event in json_records(lines, run.problems):
         kind = event.get("type")
         message = event.get("message") if isinstance(event.get("message"), dict) else {}
         content = message.get("content") if isinstance(message.get("content"), list) else []

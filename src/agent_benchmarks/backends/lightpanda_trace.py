@@ -33,12 +33,12 @@ this reader's choices rest:
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent_benchmarks.backends.base import json_records
 from agent_benchmarks.records import ToolCall, Usage
 
 # CSI sequences (colours, cursor moves) and the two-byte escapes; the agent only colours.
@@ -126,16 +126,8 @@ def read_trace(path: Path, max_output_chars: int = 8000) -> TraceSummary:
     # Summed in Usage's convention record by record, so that one record reporting less input
     # than cache (never seen, but nothing forbids it) cannot eat into the others' input.
     totals = dict.fromkeys(_USAGE_FIELDS, 0)
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            torn = " (torn last line?)" if number == len(lines) else ""
-            summary.problems.append(f"line {number}: not JSON{torn}")
-            continue
-        kind = rec.get("type") if isinstance(rec, dict) else None
+    for number, rec in json_records(lines, summary.problems):
+        kind = rec.get("type")
         if kind == "run":
             summary.run = {k: v for k, v in rec.items() if k != "task"}
         elif kind == "end":
