@@ -423,7 +423,7 @@ def test_sigkill_mid_run_then_resume_runs_every_task_once(tmp_path: Path) -> Non
     assert (run_dir / "predictions.jsonl.torn").exists()
     rows = _rows(run_dir)
     assert Counter(r.id for r in rows) == Counter({t.id: 1 for t in TASKS})
-    assert len(rows) - done_before == len(TASKS) - done_before
+    assert 3 <= done_before < len(TASKS)  # the crash really came mid-run
     scores = Scores.model_validate_json((run_dir / "scores.json").read_text())
     assert scores.accuracy_strict == 1.0
     assert len(_manifest(run_dir).sessions) == 2
