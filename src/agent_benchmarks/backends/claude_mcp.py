@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict
 from agent_benchmarks.backends.base import AgentOutcome, PreparedTask, process_failure
 from agent_benchmarks.backends.claude_stream import audit_calls, parse_stream
 from agent_benchmarks.backends.lightpanda import bundled_binary, check_binary
+from agent_benchmarks.cli import positive_int
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.provenance import default_run_dir
 from agent_benchmarks.runner.command import BackendCLI
@@ -308,13 +309,19 @@ def add_args(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--backend", required=True, choices=sorted(SERVERS), help="the server")
     group.add_argument("--claude", type=Path, help="claude binary (default: node_modules/.bin)")
     group.add_argument("--lightpanda", type=Path, help="lightpanda binary (default: PyPI's)")
-    group.add_argument("--max-turns", type=int, help=f"default {DEFAULT_MAX_TURNS}")
+    group.add_argument(
+        "--max-turns", type=positive_int, help=f"model turns per task (default {DEFAULT_MAX_TURNS})"
+    )
     group.add_argument(
         "--auth",
         choices=("subscription", "api-key"),
         help="api-key keeps ANTHROPIC_API_KEY; default subscription removes it",
     )
-    group.add_argument("--mcp-tool-timeout-ms", type=int, help="MCP tool call timeout")
+    group.add_argument(
+        "--mcp-tool-timeout-ms",
+        type=positive_int,
+        help=f"MCP tool call timeout (default {DEFAULT_MCP_TOOL_TIMEOUT_MS})",
+    )
     group.add_argument("--base-url", help="ANTHROPIC_BASE_URL for Claude Code (a proxy)")
 
 

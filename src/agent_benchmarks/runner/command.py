@@ -24,7 +24,13 @@ from typing import Any
 from rich.console import Console
 
 from agent_benchmarks.backends.base import Backend
-from agent_benchmarks.cli import add_dataset_args, add_run_args, entry, load_selected
+from agent_benchmarks.cli import (
+    add_dataset_args,
+    add_run_args,
+    entry,
+    load_selected,
+    selection_from_args,
+)
 from agent_benchmarks.datasets import LoadedDataset, load_tasks, sha256_file
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.pricing import load_price_table
@@ -234,7 +240,7 @@ def _run(
                 suite=suite.name,
                 loaded=loaded,
                 task_ids=task_ids,
-                selection=_selection_of(args),
+                selection=selection_from_args(args).as_dict,
                 backend=backend.name,
                 mode=mode,
                 argv=[prog, *argv],
@@ -345,12 +351,6 @@ def _write_manifest(run_dir: Path, manifest: Manifest) -> None:
 
 def _jsonable(value: Any) -> Any:
     return str(value) if isinstance(value, Path) else value
-
-
-def _selection_of(args: argparse.Namespace) -> dict[str, Any]:
-    from agent_benchmarks.cli import selection_from_args
-
-    return selection_from_args(args).as_dict
 
 
 def _load_resumable(run_dir: Path, suite: SuiteDef, args: argparse.Namespace) -> Manifest:

@@ -248,6 +248,6 @@ def execute(
         contaminated=contaminated,
         interrupted=interrupts.count > 0,
         wall_seconds=time.monotonic() - started,
-        busy_seconds=getattr(executor, "busy_seconds", 0.0),
+        busy_seconds=executor.busy_seconds,
         agent_seconds=runner.agent_seconds,
     )

@@ -24,6 +24,7 @@ AttemptFunction = Callable[[AttemptKey, threading.Event], PredictionRow]
 
 class Executor(Protocol):
     workers: int
+    busy_seconds: float  # summed wall time spent inside attempts (utilisation figures)
 
     def run(
         self, keys: Iterable[AttemptKey], run_attempt: AttemptFunction
