@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import psutil
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -180,7 +181,9 @@ def chromium_binary() -> str:
     return str(CHROMIUM)
 
 
-def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None):
+def run_cli(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None, timeout: float = 120
+):
     """Run one of the package's console scripts for real, as a user would."""
     script = Path(sys.executable).parent / args[0]
     full_env = {**os.environ, **(env or {})}
@@ -190,5 +193,21 @@ def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = No
         text=True,
         env=full_env,
         cwd=cwd or REPO,
-        timeout=120,
+        timeout=timeout,
     )
+
+
+def left_running(run_dir: Path) -> list[str]:
+    """Processes still alive that belong to a run: named in their argv or environment
+    (agent-browser's daemon and the browsers carry the attempt's HOME, in the run folder)."""
+    found = []
+    for proc in psutil.process_iter(["cmdline", "status", "environ"]):
+        try:
+            if proc.info["status"] == psutil.STATUS_ZOMBIE:
+                continue
+            text = " ".join(proc.info["cmdline"] or []) + str(proc.info["environ"] or {})
+            if str(run_dir) in text:
+                found.append(" ".join(proc.info["cmdline"] or [])[:120])
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    return found

@@ -11,7 +11,6 @@ Run: ``python competitors/agent-browser-mcp/agent_browser_mcp.py`` (Linux).
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import inspect
 import json
 import os
@@ -23,7 +22,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +32,15 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
+# Run by the harness's Python, so its reaping helpers are importable (shared with the
+# chat-loop attempt driver).
+from agent_benchmarks.runner.reaping import (
+    become_subreaper,
+    kill_descendants,
+    reap_exited_children,
+    wait_descendants_gone,
+)
+
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_CALL_TIMEOUT_S = 60.0
 # `close` takes about a second with Chromium; the MCP SDK's client sends SIGTERM to a server
@@ -41,7 +48,6 @@ DEFAULT_CALL_TIMEOUT_S = 60.0
 _CLOSE_TIMEOUT_S = 3.0
 # How long the daemon and its browser get to exit after `close` or SIGTERM before SIGKILL.
 _EXIT_GRACE_S = 1.5
-_PR_SET_CHILD_SUBREAPER = 36
 # agent-browser reads its global options (--headed, --executable-path, --session, ...)
 # anywhere on the command line and has no `--` terminator, so a value shaped like an option
 # would silently change the browser instead of reaching the page.
@@ -121,7 +127,7 @@ class AgentBrowser:
             try:
                 return self._run_locked(tuple(args))
             finally:
-                _reap_orphans()
+                reap_exited_children()
 
     def _run_locked(self, args: tuple[str, ...]) -> dict[str, Any]:
         command = args[0]
@@ -193,7 +199,7 @@ class AgentBrowser:
                 closed = result is not None and result[0] == 0
                 if not closed:
                     print(f"agent-browser close failed: {result}", file=sys.stderr)
-            if not (closed and _wait_descendants_gone(psutil.Process())):
+            if not closed or wait_descendants_gone(_EXIT_GRACE_S):
                 _stop_descendants()
             if self.config.temp_home:
                 shutil.rmtree(self.config.temp_home, ignore_errors=True)
@@ -219,74 +225,15 @@ def _kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
-def _become_subreaper() -> None:
-    """Adopt orphaned descendants: the daemon agent-browser detaches, and Chromium's helpers
-    once the daemon exits. Otherwise they end as ``<defunct>`` entries of PID 1, which in a
-    container need not reap them; as our children, _reap_orphans collects them."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-        errno = ctypes.get_errno()
-        raise OSError(errno, f"prctl(PR_SET_CHILD_SUBREAPER): {os.strerror(errno)}")
-
-
-def _reap_orphans() -> None:
-    """Collect every exited child. Only called while no CLI call runs: their Popen objects
-    must reap their own children."""
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-
-
-def _wait_descendants_gone(me: psutil.Process) -> bool:
-    """Reap until no descendant is left, for at most _EXIT_GRACE_S; True if none is. A zombie
-    further down is its live parent's to reap (once the parent exits, it is ours)."""
-    deadline = time.monotonic() + _EXIT_GRACE_S
-    while True:
-        _reap_orphans()
-        if not me.children(recursive=True):
-            return True
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-
-
 def _stop_descendants() -> None:
     """Stop the daemon and its browser: SIGTERM to our direct children (the daemon then shuts
     Chromium or Lightpanda down and removes its files), SIGKILL to whatever outlives that.
     A daemon busy with a command only acts on SIGTERM once the command ends."""
-    me = psutil.Process()
-    for proc in me.children():
+    for proc in psutil.Process().children():
         with contextlib.suppress(psutil.NoSuchProcess):
             proc.terminate()
-    if _wait_descendants_gone(me):
-        return
-    survivors = me.children(recursive=True)
-    profiles = {p for p in map(_temp_profile, survivors) if p}
-    for proc in survivors:
-        with contextlib.suppress(psutil.NoSuchProcess):
-            proc.kill()
-    _wait_descendants_gone(me)
-    for profile in profiles:
-        shutil.rmtree(profile, ignore_errors=True)
-
-
-def _temp_profile(proc: psutil.Process) -> str | None:
-    """The throwaway Chromium profile the daemon created, which it deletes only when it gets
-    to shut Chromium down itself."""
-    try:
-        cmdline = proc.cmdline()
-    except psutil.Error:
-        return None
-    for arg in cmdline:
-        if arg.startswith("--user-data-dir="):
-            path = arg.partition("=")[2]
-            if Path(path).name.startswith("agent-browser-chrome-"):
-                return path
-    return None
+    if wait_descendants_gone(_EXIT_GRACE_S):
+        kill_descendants(_EXIT_GRACE_S)
 
 
 # --- the MCP tools ---------------------------------------------------------------------------
@@ -538,7 +485,7 @@ def build_server(browser: AgentBrowser) -> MCPServer:
 def main() -> None:
     browser = AgentBrowser(Config.from_env(dict(os.environ)))
     if sys.platform.startswith("linux"):
-        _become_subreaper()
+        become_subreaper()
 
     def on_signal(signum: int, frame: object) -> None:
         if browser.closing:

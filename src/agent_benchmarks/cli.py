@@ -187,28 +187,6 @@ def load_selected(suite: SuiteDef, args: argparse.Namespace) -> tuple[LoadedData
     return loaded, tasks
 
 
-def not_built(prog: str, what: str) -> int:
-    print(f"{prog}: not built yet ({what} lands in a later release)", file=sys.stderr)
-    return 2
-
-
-def stub_command(suite_name: str, prog: str, what: str, with_backend: bool = False) -> Main:
-    """A declared console script whose capability is not built yet: flags parse, exit 2."""
-
-    @entry
-    def main(argv: Sequence[str] | None = None) -> int:
-        suite = get_suite(suite_name)
-        parser = argparse.ArgumentParser(prog=prog, description=f"{suite.title}: {what}")
-        if with_backend:
-            parser.add_argument("--backend", required=True)
-        add_dataset_args(parser, suite)
-        add_run_args(parser)
-        parser.parse_args(argv)
-        return not_built(prog, what)
-
-    return main
-
-
 # --- the agent-benchmarks tool ------------------------------------------------------------
 
 
@@ -241,16 +219,35 @@ def _tasks_command(argv: Sequence[str]) -> int:
     return 0
 
 
+def _compare_command(argv: Sequence[str]) -> int:
+    # Imported on use: the report pulls in numpy and every suite's grader.
+    from agent_benchmarks.report.commands import compare_command
+
+    return compare_command(argv)
+
+
+def _leak_audit_command(argv: Sequence[str]) -> int:
+    from agent_benchmarks.report.commands import leak_audit_command
+
+    return leak_audit_command(argv)
+
+
 @entry
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    commands = {"tasks": _tasks_command}
+    commands = {
+        "tasks": _tasks_command,
+        "compare": _compare_command,
+        "leak-audit": _leak_audit_command,
+    }
     if not argv or argv[0] in ("-h", "--help") or argv[0] not in commands:
         print(
             "usage: agent-benchmarks COMMAND ...\n\n"
             "commands:\n"
             "  tasks SUITE [flags]   list the tasks a run would select (suites: "
-            f"{', '.join(SUITE_NAMES)})",
+            f"{', '.join(SUITE_NAMES)})\n"
+            "  compare RUN_DIR...    compare graded runs: scoreboard, evidence, eligibility\n"
+            "  leak-audit RUN_DIR    flag tool calls that reached benchmark answers",
             file=sys.stderr if argv and argv[0] not in ("-h", "--help") else sys.stdout,
         )
         return 0 if argv and argv[0] in ("-h", "--help") else 2

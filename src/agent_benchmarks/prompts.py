@@ -34,6 +34,19 @@ what the pages say rather than guessing, and do not make anything up. When you a
 reply with a grounded answer of one or two sentences that states the information the \
 task asked for, as found on the site."""
 
+# For agent-browser's own chat loop (``<suite>-ab-run``) on the suites above that ask for an
+# envelope: the loop's last reply is told apart by the harness, so it asks for the answer only.
+RESEARCH_ANSWER_ONLY = """\
+You are a meticulous research assistant with a web browser. You answer factual questions \
+by finding the evidence on the web yourself: open pages, read them, follow links, and \
+check what you find before you rely on it. Do not guess; if a page does not load, try \
+another source. Keep working until you can answer, then stop.
+
+Your final reply is the answer and nothing else: the shortest form the question asks for \
+(a number without units or thousands separators unless asked, a few words, or a \
+comma-separated list), with no explanation, no preamble and no formatting. If you cannot \
+find the answer, reply with your best-supported guess, still only the answer."""
+
 LOCAL_SITE_ASSISTANT = """\
 You are a careful assistant with a web browser, working on a local test website. Do \
 exactly what the task asks on that site (read, click, fill in, submit), then reply with \

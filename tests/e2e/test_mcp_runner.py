@@ -4,9 +4,9 @@ real browsers; only the model is scripted (the Anthropic Messages protocol, stre
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
-import psutil
 import pytest
 
 from agent_benchmarks.localweb.models import (
@@ -19,8 +19,8 @@ from agent_benchmarks.localweb.models import (
     call,
 )
 from agent_benchmarks.localweb.site import LocalSite
-from agent_benchmarks.records import PredictionRow, Scores
-from tests.support import run_cli
+from agent_benchmarks.records import Manifest, PredictionRow, Scores
+from tests.support import left_running, run_cli
 
 pytestmark = pytest.mark.e2e
 
@@ -30,90 +30,160 @@ def _rows(run_dir: Path) -> list[PredictionRow]:
     return [PredictionRow.model_validate_json(line) for line in lines]
 
 
-def _left_running(run_dir: Path) -> list[str]:
-    """Processes still alive that belong to the run: named in their argv or environment."""
-    found = []
-    for proc in psutil.process_iter(["cmdline", "status", "environ"]):
-        try:
-            if proc.info["status"] == psutil.STATUS_ZOMBIE:
-                continue
-            text = " ".join(proc.info["cmdline"] or []) + str(proc.info["environ"] or {})
-            if str(run_dir) in text:
-                found.append(" ".join(proc.info["cmdline"] or [])[:120])
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
-            continue
-    return found
-
-
 def _no_keys() -> dict[str, str]:
     return {k: "" for k in os.environ if k.endswith("_API_KEY")}
 
 
-def test_localweb_on_lightpanda_mcp_passes_every_contract(tmp_path: Path) -> None:
-    run_dir = tmp_path / "lp"
+# Tasks a backend's tool surface cannot do, and why: asserted exactly, so a change either
+# way (a regression, or a surface that learned something) shows up.
+EXPECTED_FAILURES: dict[str, dict[str, str]] = {
+    "lightpanda": {},
+    "agent-browser": {},
+    "agent-browser-lightpanda": {
+        # Lightpanda's accessibility tree over CDP leaves out shadow roots (its own markdown
+        # tool includes them), so agent-browser's snapshot on this engine lacks the card.
+        "shadow-battery": "not found",
+    },
+    "browser-use": {
+        # browser_get_html serialises no shadow roots and browser_get_state lists only
+        # interactive elements: the spec card's text is out of reach.
+        "shadow-battery": "not found",
+    },
+}
+
+
+@pytest.mark.parametrize("backend", sorted(EXPECTED_FAILURES))
+def test_localweb_end_to_end_on_each_backend(backend: str, tmp_path: Path) -> None:
+    """The whole localweb suite through Claude Code on one real MCP server and real
+    browser; the site's own record judges the state-changing tasks."""
+    run_dir = tmp_path / backend
     proc = run_cli(
         "localweb-mcp-run",
         "--backend",
-        "lightpanda",
+        backend,
         "--workers",
         "2",
         "--out-dir",
         str(run_dir),
         env=_no_keys(),
+        timeout=900,  # 21 tasks, each a Claude Code process and a browser
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     scores = Scores.model_validate_json((run_dir / "scores.json").read_text())
-    failed = [(e.id, e.details.get("failed")) for e in scores.per_task if not e.correct]
-    assert scores.n_tasks == 21 and failed == []
+    assert scores.n_tasks == 21
+    failed = {e.id: e.prediction for e in scores.per_task if not e.correct}
+    assert failed == EXPECTED_FAILURES[backend], [
+        (e.id, e.details.get("failed")) for e in scores.per_task if not e.correct
+    ]
     rows = _rows(run_dir)
-    assert {r.backend for r in rows} == {"claude-mcp/lightpanda"}
+    assert {r.backend for r in rows} == {f"claude-mcp/{backend}"}
+    assert all(r.status == "ok" for r in rows)
     assert all(c.name.startswith("mcp__browser__") for r in rows for c in r.trace)
     assert not any(r.details["contaminated"] for r in rows)
     manifest = scores.manifest
     assert manifest is not None and manifest.mode == "scaffold"
     assert manifest.programs["claude-code"].startswith("2.1.")
     settings = manifest.settings["backend"]
-    assert "screenshot" in settings["excluded_tools"] and "goto" in settings["allowed_tools"]
     assert settings["mcp_tool_timeout_ms"] > 0
-    assert not _left_running(run_dir)
+    assert not set(settings["allowed_tools"]) & set(settings["excluded_tools"])
+    if backend == "lightpanda":
+        assert "screenshot" in settings["excluded_tools"] and "goto" in settings["allowed_tools"]
+    if backend.startswith("agent-browser"):
+        assert manifest.programs["agent-browser"]
+    if backend == "browser-use":
+        assert manifest.programs["browser-use"] == "0.13.14"
+        assert {"browser_screenshot", "retry_with_browser_use_agent", "browser_close_all"} <= set(
+            settings["excluded_tools"]
+        )
+        # the per-attempt Chrome profile is removed when the attempt ends
+        assert not list(run_dir.glob("attempts/*/*/browser-use-profile"))
+    # Nothing of any attempt runs on: claude, the MCP server, agent-browser daemons and
+    # the browsers carry the run folder in their argv or environment.
+    assert not left_running(run_dir)
 
 
-def test_localweb_on_agent_browser_chromium(tmp_path: Path) -> None:
-    """Claude Code + our agent-browser wrapper + Chromium: JS content, the cookie banner,
-    the cart and the form, with the server's own record as the judge."""
-    run_dir = tmp_path / "ab"
-    tasks = "deal-price,cookie-offer,add-to-cart,enquiry-submit,docs-install"
+@pytest.mark.parametrize("backend", ["agent-browser", "browser-use"])
+def test_a_hanging_backend_is_cut_at_the_timeout_with_nothing_left(
+    backend: str, tmp_path: Path
+) -> None:
+    """The page never finishes loading, so the browser tool call hangs: the attempt is cut
+    at --timeout, recorded as a timeout, and the whole tree (browser included) is gone."""
+    run_dir = tmp_path / backend
     proc = run_cli(
         "localweb-mcp-run",
         "--backend",
-        "agent-browser",
+        backend,
         "--task-ids",
-        tasks,
-        "--workers",
-        "2",
+        "deal-price",
+        "--hang-path",
+        "/deal",
+        "--hang-seconds",
+        "300",
+        "--timeout",
+        "20",
+        "--no-grade",
         "--out-dir",
         str(run_dir),
         env=_no_keys(),
     )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    scores = Scores.model_validate_json((run_dir / "scores.json").read_text())
-    failed = [
-        (e.id, e.details.get("failed"), e.prediction) for e in scores.per_task if not e.correct
-    ]
-    assert failed == []
-    assert scores.manifest is not None and "agent-browser" in scores.manifest.programs
-    # The agent-browser daemons and their Chromium carry the attempt's HOME (under the run
-    # folder) in their environment: none may be left.
-    assert not _left_running(run_dir)
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    (row,) = _rows(run_dir)
+    assert row.status == "timeout" and 20 <= row.duration_s < 35
+    assert not left_running(run_dir)
+
+
+def test_each_backend_names_its_missing_prerequisite(tmp_path: Path) -> None:
+    """Checked before anything starts: exit 2 with what is missing and how to install it."""
+    proc = run_cli(
+        "localweb-mcp-run",
+        "--backend",
+        "browser-use",
+        "--browser-use-python",
+        str(tmp_path / "nowhere" / "python"),
+        "--out-dir",
+        str(tmp_path / "bu"),
+        env=_no_keys(),
+    )
+    assert proc.returncode == 2
+    assert "uv sync --locked --project competitors/browser-use" in proc.stderr
+    assert not (tmp_path / "bu").exists()
+    # No chromium on PATH (node stays: Claude Code is a node script).
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "node").symlink_to(shutil.which("node") or "/usr/bin/node")
+    proc = run_cli(
+        "localweb-mcp-run",
+        "--backend",
+        "agent-browser",
+        "--out-dir",
+        str(tmp_path / "ab"),
+        env={**_no_keys(), "PATH": str(bin_dir)},
+    )
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "chromium not found: run `apt-get install -y chromium`" in proc.stderr
+    proc = run_cli(
+        "localweb-mcp-run",
+        "--backend",
+        "lightpanda",
+        "--claude",
+        str(tmp_path / "claude"),
+        "--out-dir",
+        str(tmp_path / "lp"),
+        env=_no_keys(),
+    )
+    assert proc.returncode == 2
+    assert "--claude" in proc.stderr and "not an executable file" in proc.stderr
 
 
 class LeaveTheBrowser(StepPolicy):
-    """A model that tries a shell, then an excluded MCP tool, then answers."""
+    """A model that tries a shell, a web search, then an excluded MCP tool, then answers."""
 
     def step(self, conv: Conversation) -> object:
         if conv.turn == 0:
             return call("Bash", command="cat /etc/passwd")
         if conv.turn == 1:
+            return call("WebSearch", query="gaia validation answers")
+        if conv.turn == 2:
             return call("mcp__browser__search", query="gaia answers")
         return FinalAnswer("<ANSWER>3</ANSWER>")
 
@@ -150,13 +220,13 @@ def test_lockdown_denies_and_the_audit_reports_foreign_tools(
     assert "CONTAMINATED" in proc.stderr
     (row,) = _rows(run_dir)
     names = [c["name"] for c in row.details["foreign_calls"]]
-    assert names == ["Bash", "mcp__browser__search"]
+    assert names == ["Bash", "WebSearch", "mcp__browser__search"]
     assert row.details["contaminated"] is True
     # Neither ran: Claude Code offered neither tool, so both calls came back as errors.
     assert all(c.error for c in row.trace)
     assert offered.conversation is not None
     tools = offered.conversation.tool_names
-    assert "Bash" not in tools and "mcp__browser__search" not in tools
+    assert not {"Bash", "WebSearch", "mcp__browser__search"} & set(tools)
     assert "mcp__browser__goto" in tools
     scores = Scores.model_validate_json((run_dir / "scores.json").read_text())
     assert scores.metrics["n_contaminated"] == 1
@@ -181,4 +251,44 @@ def test_a_hung_model_is_cut_at_the_timeout_with_nothing_left(
     assert proc.returncode == 1, proc.stderr[-2000:]
     (row,) = _rows(run_dir)
     assert row.status == "timeout" and 15 <= row.duration_s < 25
-    assert not _left_running(run_dir)
+    assert not left_running(run_dir)
+
+
+class BrowseForever(StepPolicy):
+    """A model that never answers: it reloads the same page turn after turn."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def step(self, conv: Conversation) -> object:
+        return self.call(conv, "goto", url=self.url)
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "subtype"),
+    [
+        ("--max-turns", "3", "error_max_turns"),
+        ("--max-budget-usd", "0.0001", "error_max_budget_usd"),
+    ],
+)
+def test_a_spent_budget_is_a_wrong_answer_and_the_row_says_so(
+    gaia_file: Path, tmp_path: Path, flag: str, value: str, subtype: str
+) -> None:
+    run_dir = tmp_path / "budget"
+    with LocalSite() as site:
+        url = site.task_url("g1-plain", "/catalogue")
+        with ScriptedModelServer(lambda task_id: BrowseForever(url)) as server:
+            proc = _gaia_mcp(gaia_file, server, run_dir, flag, value)
+            requests = len(server.model_requests("g1-plain"))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (row,) = _rows(run_dir)
+    assert row.status == "empty" and row.error_class is None
+    assert row.details["budget_exhausted"] == subtype
+    assert requests < 10  # stopped by the cap, not by the timeout
+    manifest = Manifest.model_validate_json((run_dir / "manifest.json").read_text())
+    budgets = manifest.settings["backend"]["budgets"]
+    if flag == "--max-turns":
+        assert budgets["max_turns"] == 3
+    else:
+        assert budgets["max_cost_usd"] == 0.0001
+    assert budgets["max_tokens"] is None  # Claude Code has no token cap: declared, not absent

@@ -387,3 +387,18 @@ def test_row_cost_follows_the_price_table(
         assert manifest.settings["flags"]["prices"] == str(prices)
     else:
         assert recorded == {"version": PRICE_TABLE_VERSION, "source": "built-in"}
+
+
+def test_a_relative_out_dir_works_from_any_directory(tmp_path: Path) -> None:
+    """Each agent runs inside its attempt folder, so the run folder must not stay relative."""
+    proc = run_cli(
+        "localweb-run",
+        "--task-ids",
+        "catalogue-price,deal-price",
+        "--out-dir",
+        "runs/relative",
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    scores = Scores.model_validate_json((tmp_path / "runs/relative/scores.json").read_text())
+    assert scores.n_tasks == 2 and all(e.correct for e in scores.per_task)

@@ -11,11 +11,9 @@ comparison excludes. Every tool call outside them marks the row ``contaminated``
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import shutil
-import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,16 +27,20 @@ from pydantic import BaseModel, ConfigDict
 from agent_benchmarks.backends.base import AgentOutcome, PreparedTask, process_failure
 from agent_benchmarks.backends.claude_stream import audit_calls, parse_stream
 from agent_benchmarks.backends.lightpanda import bundled_binary, check_binary
-from agent_benchmarks.cli import positive_int
+from agent_benchmarks.backends.programs import REPO, node_binary, program_version, short_id
+from agent_benchmarks.cli import positive_float, positive_int
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.provenance import default_run_dir
 from agent_benchmarks.runner.command import BackendCLI
 from agent_benchmarks.runner.process import ProcessResult, ProcessSpec
 from agent_benchmarks.suite import SuiteDef
 
-REPO = Path(__file__).resolve().parents[3]
-NODE_BIN = REPO / "node_modules" / ".bin"
 WRAPPER = REPO / "competitors" / "agent-browser-mcp" / "agent_browser_mcp.py"
+# browser-use lives in its own pinned environment (competitors/browser-use/uv.lock): in the
+# harness's environment it would pin anthropic, mcp, datasets and pydantic to old releases.
+BROWSER_USE_PROJECT = REPO / "competitors" / "browser-use"
+BROWSER_USE_PYTHON = BROWSER_USE_PROJECT / ".venv" / "bin" / "python"
+BROWSER_USE_INSTALL = "uv sync --locked --project competitors/browser-use"
 SERVER_NAME = "browser"  # tools reach the model as mcp__browser__<tool>
 DEFAULT_MODEL = "claude-sonnet-4-6"
 DEFAULT_MAX_TURNS = 60
@@ -74,6 +76,9 @@ class McpServerDef:
     excluded_tools: frozenset[str] = frozenset()
     why_excluded: str = ""
     programs: Callable[[McpSettings], dict[str, str]] = lambda settings: {}
+    # Folders of the attempt's workdir removed when it ends (browser profiles: large, and
+    # nothing in them is evidence).
+    discard: tuple[str, ...] = ()
 
 
 class McpSettings(BaseModel):
@@ -87,8 +92,10 @@ class McpSettings(BaseModel):
     max_turns: int
     auth: str  # "subscription" (ANTHROPIC_API_KEY removed) or "api-key"
     mcp_tool_timeout_ms: int
+    max_budget_usd: float | None = None  # Claude Code's own per-task spending cap
     lightpanda: str
     agent_browser: str | None = None
+    browser_use_python: str | None = None
     base_url: str | None = None  # ANTHROPIC_BASE_URL (a proxy, or the scripted model)
     allowed_tools: list[str] = []
     excluded_tools: list[str] = []
@@ -108,16 +115,12 @@ def _agent_browser_env(settings: McpSettings, workdir: Path) -> dict[str, str]:
         "AGENT_BROWSER_BIN": settings.agent_browser or "agent-browser",
         # One daemon per attempt: sessions never share a browser, and the wrapper closes
         # it when Claude Code ends the server.
-        "AGENT_BROWSER_SESSION": f"ab-{os.getpid()}-{_short(workdir)}",
+        "AGENT_BROWSER_SESSION": f"ab-{os.getpid()}-{short_id(workdir)}",
         "AGENT_BROWSER_NO_VERSION_CHECK": "1",
         "HOME": str(workdir / "home"),
         # agent-browser's socket path must stay under 103 bytes; HOME may be deep.
-        "AGENT_BROWSER_SOCKET_DIR": str(Path("/tmp") / f"abs-{os.getpid()}-{_short(workdir)}"),
+        "AGENT_BROWSER_SOCKET_DIR": str(Path("/tmp") / f"abs-{os.getpid()}-{short_id(workdir)}"),
     }
-
-
-def _short(path: Path) -> str:
-    return hashlib.sha256(str(path).encode()).hexdigest()[:10]
 
 
 def _agent_browser_server(settings: McpSettings, workdir: Path) -> dict[str, Any]:
@@ -140,8 +143,44 @@ def _agent_browser_lightpanda_server(settings: McpSettings, workdir: Path) -> di
 
 def _agent_browser_programs(settings: McpSettings) -> dict[str, str]:
     binary = settings.agent_browser or "agent-browser"
-    version = _version([binary, "--version"])
-    return {"agent-browser": version, "chromium": _version(["chromium", "--version"])}
+    return {"agent-browser": program_version([binary, "--version"])}
+
+
+def _chromium_programs(settings: McpSettings) -> dict[str, str]:
+    return _agent_browser_programs(settings) | {
+        "chromium": program_version(["chromium", "--version"])
+    }
+
+
+def _browser_use_server(settings: McpSettings, workdir: Path) -> dict[str, Any]:
+    return {
+        "type": "stdio",
+        "command": settings.browser_use_python or str(BROWSER_USE_PYTHON),
+        "args": ["-m", "browser_use.mcp.server"],
+        "env": {
+            "BROWSER_USE_HEADLESS": "true",
+            "BROWSER_USE_DISABLE_EXTENSIONS": "true",
+            "ANONYMIZED_TELEMETRY": "false",
+            "BROWSER_USE_CLOUD_SYNC": "false",
+            "BROWSER_USE_VERSION_CHECK": "false",
+            # A private config and Chrome profile per attempt: parallel workers sharing one
+            # profile hang on Chrome's profile lock. Removed when the attempt ends.
+            "BROWSER_USE_CONFIG_DIR": str(workdir / BROWSER_USE_STATE),
+            "HOME": str(workdir / "home"),
+        },
+    }
+
+
+BROWSER_USE_STATE = "browser-use-profile"
+
+
+def _browser_use_programs(settings: McpSettings) -> dict[str, str]:
+    python = settings.browser_use_python or str(BROWSER_USE_PYTHON)
+    probe = "import importlib.metadata as m; print(m.version('browser-use'))"
+    return {
+        "browser-use": program_version([python, "-c", probe]),
+        "chromium": program_version(["chromium", "--version"]),
+    }
 
 
 # Tools no stack gets: pictures (text-only comparison), search engines (not the browser),
@@ -158,25 +197,33 @@ SERVERS: dict[str, McpServerDef] = {
         "screenshot is multimodal; search leaves the browser; save and session_* are not browsing",
     ),
     "agent-browser": McpServerDef(
-        "agent-browser", _agent_browser_server, programs=_agent_browser_programs
+        "agent-browser", _agent_browser_server, programs=_chromium_programs
     ),
     "agent-browser-lightpanda": McpServerDef(
         "agent-browser-lightpanda",
         _agent_browser_lightpanda_server,
         programs=_agent_browser_programs,
     ),
+    "browser-use": McpServerDef(
+        "browser-use",
+        _browser_use_server,
+        frozenset(
+            {
+                "browser_screenshot",
+                "browser_extract_content",
+                "retry_with_browser_use_agent",
+                "browser_list_sessions",
+                "browser_close_session",
+                "browser_close_all",
+            }
+        ),
+        "browser_screenshot is multimodal; browser_extract_content and "
+        "retry_with_browser_use_agent hand the page to browser-use's own LLM (tokens the row "
+        "cannot count, and a second model); the session tools are not browsing",
+        programs=_browser_use_programs,
+        discard=(BROWSER_USE_STATE,),
+    ),
 }
-
-
-def _version(argv: list[str]) -> str:
-    try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
-    except OSError as exc:
-        raise InputError(f"{argv[0]}: cannot run it ({exc.strerror})") from None
-    lines = (out.stdout or out.stderr).strip().splitlines()
-    if out.returncode != 0 or not lines:
-        raise InputError(f"`{' '.join(argv)}` failed (exit {out.returncode})")
-    return lines[0].strip()
 
 
 async def _list_tools(server: dict[str, Any], cwd: Path) -> list[str]:
@@ -221,7 +268,13 @@ class ClaudeMcpBackend:
         return dict(self.versions)
 
     def settings(self) -> dict[str, Any]:
-        return self.config.model_dump()
+        # Claude Code caps turns and (optionally) dollars; it has no token cap.
+        budgets = {
+            "max_turns": self.config.max_turns,
+            "max_tokens": None,
+            "max_cost_usd": self.config.max_budget_usd,
+        }
+        return self.config.model_dump() | {"budgets": budgets}
 
     def command(self, prepared: PreparedTask) -> ProcessSpec:
         s = self.config
@@ -240,6 +293,8 @@ class ClaudeMcpBackend:
             "--model", s.model,
             "--max-turns", str(s.max_turns),
         ]  # fmt: skip
+        if s.max_budget_usd is not None:
+            argv += ["--max-budget-usd", f"{s.max_budget_usd:g}"]
         if prepared.system_prompt is not None:
             argv += ["--system-prompt", prepared.system_prompt]
         env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_")}
@@ -257,6 +312,8 @@ class ClaudeMcpBackend:
         )
 
     def outcome(self, prepared: PreparedTask, result: ProcessResult) -> AgentOutcome:
+        for folder in self.definition.discard:
+            shutil.rmtree(prepared.workdir / folder, ignore_errors=True)
         run = parse_stream(result.stdout)
         audit = audit_calls(run.calls, SERVER_NAME, set(self.config.allowed_tools))
         details: dict[str, Any] = {
@@ -265,6 +322,7 @@ class ClaudeMcpBackend:
             "claude_total_cost_usd": run.total_cost_usd,
             "permission_denials": run.permission_denials,
             "mcp_servers": run.mcp_servers,
+            "budget_exhausted": run.subtype if run.subtype in BUDGET_SUBTYPES else None,
             "contaminated": audit.contaminated,
             "foreign_calls": audit.foreign_calls,
         }
@@ -283,6 +341,10 @@ class ClaudeMcpBackend:
         )
 
 
+# Claude Code's result subtypes for a spent budget (--max-turns, --max-budget-usd).
+BUDGET_SUBTYPES = frozenset({"error_max_turns", "error_max_budget_usd"})
+
+
 def _classify(result: ProcessResult, run: Any) -> tuple[Any, str | None, str | None]:
     failed = process_failure(result, "claude")
     if failed is not None:
@@ -292,7 +354,7 @@ def _classify(result: ProcessResult, run: Any) -> tuple[Any, str | None, str | N
         return "error", "mcp_server", f"the MCP server did not connect: {servers[SERVER_NAME]}"
     if run.subtype == "success" and not run.is_error:
         return ("ok" if (run.result_text or "").strip() else "empty"), None, None
-    if run.subtype == "error_max_turns":
+    if run.subtype in BUDGET_SUBTYPES:
         # The agent used its whole budget without answering: a wrong answer, not a fault.
         return "empty", None, None
     tail = (result.stderr.strip().splitlines() or [""])[-1][:300]
@@ -310,6 +372,11 @@ def add_args(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--claude", type=Path, help="claude binary (default: node_modules/.bin)")
     group.add_argument("--lightpanda", type=Path, help="lightpanda binary (default: PyPI's)")
     group.add_argument(
+        "--browser-use-python",
+        type=Path,
+        help="python of an environment with browser-use (default: competitors/browser-use)",
+    )
+    group.add_argument(
         "--max-turns", type=positive_int, help=f"model turns per task (default {DEFAULT_MAX_TURNS})"
     )
     group.add_argument(
@@ -322,21 +389,17 @@ def add_args(parser: argparse.ArgumentParser) -> None:
         type=positive_int,
         help=f"MCP tool call timeout (default {DEFAULT_MCP_TOOL_TIMEOUT_MS})",
     )
+    group.add_argument(
+        "--max-budget-usd",
+        type=positive_float,
+        help="Claude Code's spending cap per task, in US dollars (default: none)",
+    )
     group.add_argument("--base-url", help="ANTHROPIC_BASE_URL for Claude Code (a proxy)")
 
 
-def _node_binary(given: Path | None, name: str, flag: str) -> str:
-    if given is not None:
-        path = given
-    elif (NODE_BIN / name).exists():
-        path = NODE_BIN / name
-    elif shutil.which(name):
-        path = Path(shutil.which(name) or name)
-    else:
-        raise InputError(f"{name} not found: run `npm ci` in {REPO} (or pass {flag} PATH)")
-    if not os.access(path, os.X_OK):
-        raise InputError(f"{flag} {path}: not an executable file")
-    return str(path)
+def _check_chromium() -> None:
+    if shutil.which("chromium") is None:
+        raise InputError("chromium not found: run `apt-get install -y chromium`")
 
 
 def build(
@@ -345,13 +408,23 @@ def build(
     definition = SERVERS[args.backend]
     lightpanda = Path(args.lightpanda) if args.lightpanda else bundled_binary()
     versions = check_binary(lightpanda)
-    claude = _node_binary(args.claude, "claude", "--claude")
-    versions["claude-code"] = _version([claude, "--version"])
-    agent_browser = None
+    claude = node_binary(args.claude, "claude", "--claude")
+    versions["claude-code"] = program_version([claude, "--version"])
+    agent_browser = browser_use_python = None
     if args.backend.startswith("agent-browser"):
-        agent_browser = _node_binary(None, "agent-browser", "AGENT_BROWSER_BIN")
+        agent_browser = node_binary(None, "agent-browser", "AGENT_BROWSER_BIN")
         if not WRAPPER.exists():
             raise InputError(f"the agent-browser MCP wrapper is missing at {WRAPPER}")
+    if args.backend in ("agent-browser", "browser-use"):
+        _check_chromium()
+    if args.backend == "browser-use":
+        python = Path(args.browser_use_python or BROWSER_USE_PYTHON)
+        if not os.access(python, os.X_OK):
+            raise InputError(
+                f"browser-use is not installed ({python} is missing): "
+                f"run `{BROWSER_USE_INSTALL}` in {REPO}"
+            )
+        browser_use_python = str(python)
     auth = args.auth or "subscription"
     model = args.model or DEFAULT_MODEL
     if scripted_model is not None:
@@ -365,8 +438,10 @@ def build(
         max_turns=args.max_turns or DEFAULT_MAX_TURNS,
         auth=auth,
         mcp_tool_timeout_ms=args.mcp_tool_timeout_ms or DEFAULT_MCP_TOOL_TIMEOUT_MS,
+        max_budget_usd=args.max_budget_usd,
         lightpanda=str(lightpanda),
         agent_browser=agent_browser,
+        browser_use_python=browser_use_python,
         base_url=args.base_url,
     )
     versions |= definition.programs(settings)
@@ -385,7 +460,16 @@ def build(
 CLI = BackendCLI(
     name="claude-mcp",
     add_args=add_args,
-    run_flags=("backend", "claude", "lightpanda", "max_turns", "auth", "mcp_tool_timeout_ms"),
+    run_flags=(
+        "backend",
+        "claude",
+        "lightpanda",
+        "browser_use_python",
+        "max_turns",
+        "auth",
+        "mcp_tool_timeout_ms",
+        "max_budget_usd",
+    ),
     build=build,
     run_dir=lambda suite, args: default_run_dir(suite.name, mcp_backend=args.backend),
     prog_suffix="-mcp-run",

@@ -78,6 +78,11 @@ def check_binary(path: Path) -> dict[str, str]:
     return {"lightpanda": version[0].strip(), "lightpanda_sha256": sha256_file(path)}
 
 
+# What bounds one attempt besides --timeout. Lightpanda 1.0.2 stops after 100 model turns
+# (then makes one tool-less synthesis call) and has no token or cost cap: declared as such.
+BUDGETS: dict[str, int | None] = {"max_turns": 100, "max_tokens": None, "max_cost_usd": None}
+
+
 class LightpandaConfig(BaseModel):
     """What defines a Lightpanda run; stored in the manifest and reused by --resume."""
 
@@ -102,7 +107,7 @@ class LightpandaBackend:
         return dict(self._programs)
 
     def settings(self) -> dict[str, Any]:
-        return self.config.model_dump()
+        return self.config.model_dump() | {"budgets": BUDGETS}
 
     def base_url_for(self, prepared: PreparedTask) -> str | None:
         if prepared.base_url is not None:

@@ -7,20 +7,32 @@ gold answer: if the engine does not run the page's JavaScript, or the tool surfa
 reach the content, the answer comes out wrong and the task's contract fails. That is what
 makes a scripted run a real test of the browser stack, and makes nothing of the model.
 
-Surfaces: :data:`LIGHTPANDA` (the native agent's tools, which ``lightpanda mcp`` shares;
-Claude Code sees them as ``mcp__<server>__<name>`` and the policy resolves that).
+Surfaces: :data:`LIGHTPANDA` (the native agent's tools, which ``lightpanda mcp`` shares),
+:data:`AGENT_BROWSER` (our agent-browser MCP wrapper) and :data:`BROWSER_USE` (browser-use's
+MCP server). Claude Code sees tools as ``mcp__<server>__<name>``; the policy resolves that.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+import shlex
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import urljoin
 
-from agent_benchmarks.localweb.models import Action, Conversation, FinalAnswer, StepPolicy
+from bs4 import BeautifulSoup, Tag
+from markdownify import markdownify
+
+from agent_benchmarks.localweb.models import (
+    Action,
+    Conversation,
+    FinalAnswer,
+    StepPolicy,
+    ToolResult,
+)
 from agent_benchmarks.localweb.site import data
 
 # --- steps ------------------------------------------------------------------------------------
@@ -114,16 +126,79 @@ class Oracle:
 # --- tool surfaces ------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class ToolRequest:
+    """The tool call a surface wants made next."""
+
+    name: str
+    args: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class StepDone:
+    """The step is complete. ``text`` is what it read in the oracle's reading form: the
+    markdown-like text (links as ``[text](url)``, tables as ``| a | b |`` rows, headings as
+    ``# title``) that the answer patterns are written against."""
+
+    text: str
+
+
+Advance = ToolRequest | StepDone
+
+
+class OracleStuck(Exception):
+    """The surface cannot perform a step on what the browser showed (no such element)."""
+
+
 class ToolSurface(Protocol):
     name: str
 
-    def tool_call(self, step: Step, url: str | None) -> tuple[str, dict[str, Any]]:
-        """The (tool name, arguments) that performs ``step``; ``url`` is resolved for
-        navigation steps."""
+    def advance(self, step: Step, url: str | None, results: Sequence[ToolResult]) -> Advance:
+        """The next call for ``step`` given the results of the calls already made for it
+        (oldest first), or :class:`StepDone`. ``url`` is resolved for navigation steps.
+        A surface may take several calls per step (look an element up, then click it; poll
+        until something appears) but finishes every step in a bounded number of calls,
+        and raises :class:`OracleStuck` when what the browser returned does not allow it."""
         ...
 
 
-class LightpandaSurface:
+def html_reading(html: str) -> str:
+    """HTML as the markdown-like text the answer patterns expect (the form Lightpanda's
+    ``markdown`` tool returns), for surfaces whose reads return HTML."""
+    return unescape_markdown(markdownify(html, heading_style="ATX"))
+
+
+class OneCallSurface(ABC):
+    """A surface where each step is one tool call whose result is read as returned."""
+
+    name: str
+
+    @abstractmethod
+    def tool_call(self, step: Step, url: str | None) -> tuple[str, dict[str, Any]]:
+        """The (tool name, arguments) that performs ``step``."""
+
+    def reading(self, step: Step, text: str) -> str:
+        """The step's result in the oracle's reading form."""
+        return unescape_markdown(text)
+
+    def advance(self, step: Step, url: str | None, results: Sequence[ToolResult]) -> Advance:
+        if not results:
+            return ToolRequest(*self.tool_call(step, url))
+        return StepDone(self.reading(step, results[-1].text))
+
+
+def _text_check_script(selector: str, text: str) -> str:
+    return (
+        f"(document.querySelector({json.dumps(selector)}) || {{}}).textContent"
+        f"?.includes({json.dumps(text)})"
+    )
+
+
+def _outer_html_script(selector: str) -> str:
+    return f"document.querySelector({json.dumps(selector)})?.outerHTML ?? ''"
+
+
+class LightpandaSurface(OneCallSurface):
     """Lightpanda's tools, as its native agent and ``lightpanda mcp`` offer them."""
 
     name = "lightpanda"
@@ -149,20 +224,42 @@ class LightpandaSurface:
             case WaitFor(selector=selector):
                 return "waitForSelector", {"selector": selector}
             case WaitForText(selector=selector, text=text):
-                script = (
-                    f"(document.querySelector({json.dumps(selector)}) || {{}}).textContent"
-                    f"?.includes({json.dumps(text)})"
-                )
-                return "waitForScript", {"script": script}
+                return "waitForScript", {"script": _text_check_script(selector, text)}
         raise ValueError(f"no {self.name} tool for {step!r}")
 
 
 LIGHTPANDA = LightpandaSurface()
 
 
-class AgentBrowserSurface:
+_SNAPSHOT_LINE = re.compile(r'^\s*- (\w+)(?: "((?:[^"\\]|\\.)*)")?(?: \[([^\]]*)\])?:?\s*(.*)$')
+
+
+def snapshot_reading(snapshot: str) -> str:
+    """An accessibility snapshot (``- heading "Specs" [level=1, ref=e4]``) as text: one
+    line per named node, headings as ``#`` lines. Enough for the answer patterns, which
+    look for phrases and headings; link targets are not in a snapshot."""
+    lines = []
+    for raw in snapshot.splitlines():
+        found = _SNAPSHOT_LINE.match(raw)
+        if found is None:
+            continue
+        role, name, attrs, rest = found.groups()
+        text = json.loads(f'"{name}"') if name is not None else rest.strip()
+        if not text:
+            continue
+        level = re.search(r"level=(\d)", attrs or "")
+        lines.append(f"{'#' * int(level.group(1))} {text}" if role == "heading" and level else text)
+    return "\n".join(lines)
+
+
+class AgentBrowserSurface(OneCallSurface):
     """Our agent-browser MCP wrapper (``competitors/agent-browser-mcp``), on either engine.
-    A whole-page read is the page's HTML: its links keep their URLs for Follow steps."""
+
+    A whole-page read is a ``snapshot``: agent-browser's accessibility tree is what reaches
+    into shadow roots and iframes (``get html`` serialises neither). A read of one element is
+    its ``outerHTML`` through ``eval`` (``get html`` returns the inner HTML, which drops the
+    element's own attributes and a table's ``<table>``), turned into markdown-like text.
+    """
 
     name = "agent-browser"
 
@@ -171,11 +268,9 @@ class AgentBrowserSurface:
             case Go() | Follow():
                 return "open", {"url": url}
             case Read(selector=None):
-                return "get", {"what": "html", "selector": "body"}
-            case Read(selector=selector):
-                return "get", {"what": "text", "selector": selector}
-            case ReadHtml(selector=selector):
-                return "get", {"what": "html", "selector": selector}
+                return "snapshot", {"interactive": False}
+            case Read(selector=selector) | ReadHtml(selector=selector):
+                return "eval", {"script": _outer_html_script(selector)}
             case Click(selector=selector):
                 return "click", {"selector": selector}
             case Fill(selector=selector, value=value):
@@ -190,18 +285,189 @@ class AgentBrowserSurface:
                 return "wait", {"text": text}
         raise ValueError(f"no {self.name} tool for {step!r}")
 
+    def reading(self, step: Step, text: str) -> str:
+        match step:
+            case Read(selector=None):
+                return snapshot_reading(text)
+            case Read():
+                return html_reading(_eval_string(text))
+            case ReadHtml():
+                return _eval_string(text)
+        return text
+
+
+def _eval_string(text: str) -> str:
+    """``eval`` returns a string result as itself; anything else comes back as JSON."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    return value if isinstance(value, str) else text
+
 
 AGENT_BROWSER = AgentBrowserSurface()
+
+
+class AgentBrowserChatSurface(AgentBrowserSurface):
+    """agent-browser's own chat loop (``agent-browser chat``): one tool, ``agent_browser``,
+    whose ``command`` is an agent-browser command line. The chat runs the same CLI commands
+    as our MCP wrapper, and prints what the wrapper returns (a snapshot's tree, ``eval``'s
+    JSON), so the steps and their readings are the wrapper's, written as command lines."""
+
+    name = "agent-browser-chat"
+
+    def tool_call(self, step: Step, url: str | None) -> tuple[str, dict[str, Any]]:
+        tool, args = super().tool_call(step, url)
+        match tool:
+            case "open":
+                words = ["open", args["url"]]
+            case "snapshot":
+                words = ["snapshot", "--compact", *(["-i"] if args["interactive"] else [])]
+            case "eval":
+                words = ["eval", args["script"]]
+            case "fill":
+                words = ["fill", args["selector"], args["text"]]
+            case "select":
+                words = ["select", args["selector"], args["value"]]
+            case "wait" if "text" in args:
+                words = ["wait", "--text", args["text"]]
+            case _:
+                words = [tool, args["selector"]]
+        return "agent_browser", {"command": " ".join(["agent-browser", *map(_cli_word, words)])}
+
+
+def _cli_word(word: str) -> str:
+    """``word`` quoted for the chat's command line, which agent-browser splits into words
+    the POSIX shell way (quotes, backslashes; no shell runs it). A value that starts with
+    ``-`` would be read as one of its options, so it is refused."""
+    if word.startswith("-") and not re.match(r"^--?[a-z]+$", word):
+        raise ValueError(f"{word!r} would be read as an option")
+    return shlex.quote(word)
+
+
+AGENT_BROWSER_CHAT = AgentBrowserChatSurface()
+
+
+class BrowserUseSurface:
+    """browser-use's MCP tools (``python -m browser_use.mcp.server``).
+
+    browser-use acts on elements by the index its ``browser_get_state`` lists (tag, text,
+    placeholder, href: no id or name), so a step on a CSS selector takes three calls, as it
+    would take a model: read the page's HTML to find the element, read the state, act on the
+    matching index. It has no wait tool (a wait is a poll of ``browser_get_html``, bounded
+    by :attr:`max_polls`) and no select tool (a select is typed into, with the option's
+    label). Reads return HTML, without shadow roots or iframe documents.
+    """
+
+    name = "browser-use"
+    max_polls = 40
+
+    def advance(self, step: Step, url: str | None, results: Sequence[ToolResult]) -> Advance:
+        done = len(results)
+        match step:
+            case Go() | Follow():
+                if done == 0:
+                    return ToolRequest("browser_navigate", {"url": url})
+                return StepDone(results[-1].text)
+            case Read(selector=selector) | ReadHtml(selector=selector):
+                if done == 0:
+                    return ToolRequest(
+                        "browser_get_html", {"selector": selector} if selector else {}
+                    )
+                text = results[-1].text
+                return StepDone(html_reading(text) if isinstance(step, Read) else text)
+            case WaitFor(selector=selector) | WaitForText(selector=selector):
+                wanted = step.text if isinstance(step, WaitForText) else None
+                if done and _has_element(results[-1], wanted):
+                    return StepDone(results[-1].text)
+                if done >= self.max_polls:
+                    raise OracleStuck(f"{selector} did not appear after {done} reads")
+                return ToolRequest("browser_get_html", {"selector": selector})
+            case (
+                Click(selector=selector)
+                | Check(selector=selector)
+                | Fill(selector=selector)
+                | Select(selector=selector)
+            ):
+                if done == 0:
+                    return ToolRequest("browser_get_html", {})
+                if done == 1:
+                    return ToolRequest("browser_get_state", {})
+                if done == 2:
+                    index, target = _state_index(results[0].text, results[1].text, selector)
+                    match step:
+                        case Fill(value=value):
+                            return ToolRequest("browser_type", {"index": index, "text": value})
+                        case Select(value=value):
+                            label = _option_label(target, value)
+                            return ToolRequest("browser_type", {"index": index, "text": label})
+                    return ToolRequest("browser_click", {"index": index})
+                return StepDone(results[-1].text)
+        raise ValueError(f"no {self.name} tool for {step!r}")
+
+
+BROWSER_USE = BrowserUseSurface()
+
+
+def _has_element(result: ToolResult, text: str | None) -> bool:
+    if result.is_error or result.text.startswith("No element found"):
+        return False
+    return text is None or text in BeautifulSoup(result.text, "html.parser").get_text()
+
+
+def _normalised(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _state_index(page_html: str, state_json: str, selector: str) -> tuple[int, Tag]:
+    """The ``browser_get_state`` index of the element ``selector`` finds in ``page_html``:
+    the link with its href, else the one element of its tag with its text, else the one at
+    the same position among the elements of its tag (the state lists them in page order)."""
+    page = BeautifulSoup(page_html, "html.parser")
+    target = page.select_one(selector)
+    if target is None:
+        raise OracleStuck(f"no element matches {selector}")
+    try:
+        # raw_decode: Claude Code may append further text blocks after the JSON
+        state, _ = json.JSONDecoder().raw_decode(state_json.lstrip())
+        elements = state["interactive_elements"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise OracleStuck(f"browser_get_state returned no element list: {exc}") from exc
+    same_tag = [e for e in elements if e.get("tag") == target.name]
+    if target.get("href"):
+        for element in same_tag:
+            if element.get("href") == target["href"]:
+                return element["index"], target
+    text = _normalised(target.get_text(" "))
+    by_text = [e for e in same_tag if text and _normalised(e.get("text", "")) == text]
+    if len(by_text) == 1:
+        return by_text[0]["index"], target
+    in_page = [
+        e
+        for e in page.find_all(target.name)
+        if not (e.name == "input" and e.get("type") == "hidden")
+    ]
+    if len(in_page) == len(same_tag):
+        return same_tag[in_page.index(target)]["index"], target
+    raise OracleStuck(f"cannot tell which browser-use element is {selector}")
+
+
+def _option_label(select: Tag, value: str) -> str:
+    option = select.find("option", attrs={"value": value})
+    if option is None:
+        raise OracleStuck(f"no option {value!r} in the select")
+    return _normalised(option.get_text())
 
 
 # --- the policy ---------------------------------------------------------------------------
 
 
 class OraclePolicy(StepPolicy):
-    """Plays one oracle: step ``i`` on turn ``i`` (one tool call per turn), then answers.
+    """Plays one oracle: the steps in order, each through as many tool calls as its surface
+    needs (one per turn), then the answer.
 
-    Deciding from the turn number and the tool results in the conversation (not from
-    state kept here) means a client that retries a request gets the same reply again.
+    It decides by replaying the tool results in the conversation through the steps (not
+    from state kept here), so a client that retries a request gets the same reply again.
     """
 
     def __init__(self, oracle: Oracle, surface: ToolSurface, site_root: str):
@@ -211,24 +477,33 @@ class OraclePolicy(StepPolicy):
 
     def step(self, conv: Conversation) -> Action:
         results = conv.tool_results
-        if conv.turn < len(self.oracle.steps):
-            step = self.oracle.steps[conv.turn]
+        used = 0
+        previous = ""  # what the step before read: Follow looks for its link there
+        reads: list[str] = []
+        for step in self.oracle.steps:
             url = None
             if isinstance(step, Go):
                 url = urljoin(self.site_root, step.path.lstrip("/"))
             elif isinstance(step, Follow):
-                previous = unescape_markdown(results[-1].text if results else "")
                 found = re.search(step.pattern, previous)
                 if found is None:
                     return FinalAnswer(f"could not find a link matching {step.pattern!r}")
                 url = urljoin(self.site_root, found.group(1))
-            name, args = self.surface.tool_call(step, url)
-            return self.call(conv, name, **args)
-        reads = [
-            unescape_markdown(result.text)
-            for step, result in zip(self.oracle.steps, results, strict=False)
-            if isinstance(step, READ_STEPS)
-        ]
+            own: list[ToolResult] = []
+            while True:
+                try:
+                    decision = self.surface.advance(step, url, own)
+                except OracleStuck as stuck:
+                    return FinalAnswer(f"stuck: {stuck}")
+                if isinstance(decision, StepDone):
+                    break
+                if used == len(results):
+                    return self.call(conv, decision.name, **decision.args)
+                own.append(results[used])
+                used += 1
+            previous = decision.text
+            if isinstance(step, READ_STEPS):
+                reads.append(decision.text)
         answer = self.oracle.answer(reads)
         return FinalAnswer(answer if answer is not None else "not found")
 
@@ -361,7 +636,7 @@ ORACLES: dict[str, Oracle] = {
             Follow(_link_to("Kestrel Binoculars")),
             Read("#product-facts"),
         ),
-        Answer(r"Warranty\s*(\d+ months)"),
+        Answer(r"Warranty\W*(\d+ months)"),
     ),
     "out-of-stock": Oracle(
         tuple(

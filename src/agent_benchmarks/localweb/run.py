@@ -17,13 +17,20 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from agent_benchmarks.backends import claude_mcp, lightpanda
+from agent_benchmarks.backends import agent_browser_chat, claude_mcp, lightpanda
 from agent_benchmarks.backends.base import AgentOutcome, Backend, PreparedTask
 from agent_benchmarks.cli import entry, non_negative_int, positive_float
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.localweb import SUITE
 from agent_benchmarks.localweb.models import API_KEY, ScriptedModelServer
-from agent_benchmarks.localweb.oracle import AGENT_BROWSER, LIGHTPANDA, ToolSurface, oracle_policy
+from agent_benchmarks.localweb.oracle import (
+    AGENT_BROWSER,
+    AGENT_BROWSER_CHAT,
+    BROWSER_USE,
+    LIGHTPANDA,
+    ToolSurface,
+    oracle_policy,
+)
 from agent_benchmarks.localweb.site import Faults, LocalSite, serve_forever
 from agent_benchmarks.localweb.tasks import site_record
 from agent_benchmarks.records import Mode, Task
@@ -34,6 +41,8 @@ from agent_benchmarks.suite import SuiteDef
 
 # The model name the scripted server lists; a scaffold run's manifest records it.
 SCRIPTED_MODEL = "scripted-oracle"
+# Where each client looks for its key (the scripted server takes any).
+_KEY_VARIABLES = {"anthropic": "ANTHROPIC_API_KEY", "gateway": "AI_GATEWAY_API_KEY"}
 
 
 def add_fault_args(parser: argparse.ArgumentParser) -> None:
@@ -108,8 +117,7 @@ class LocalwebSession(TaskSession):
         if self.server is not None and self.surface is not None:
             self.server.set_policy(episode, oracle_policy(task.id, self.surface, root))
             base_url = self.server.base_url(episode, self.protocol)
-            key = "ANTHROPIC_API_KEY" if self.protocol == "anthropic" else "OPENAI_API_KEY"
-            env[key] = API_KEY
+            env[_KEY_VARIABLES.get(self.protocol, "OPENAI_API_KEY")] = API_KEY
         return replace(
             prepared,
             text=self.prompt.task_text(prepared.task, start_url=start_url),
@@ -131,6 +139,9 @@ def oracle_surface(backend_name: str) -> ToolSurface:
         "claude-mcp/lightpanda": LIGHTPANDA,
         "claude-mcp/agent-browser": AGENT_BROWSER,
         "claude-mcp/agent-browser-lightpanda": AGENT_BROWSER,
+        "claude-mcp/browser-use": BROWSER_USE,
+        "agent-browser-chat/chrome": AGENT_BROWSER_CHAT,
+        "agent-browser-chat/lightpanda": AGENT_BROWSER_CHAT,
     }
     if backend_name not in surfaces:
         raise InputError(
@@ -204,3 +215,19 @@ def mcp_main(argv: Sequence[str] | None = None) -> int:
     """``localweb-mcp-run --backend B``: Claude Code on one browser MCP server; without
     ``--provider``/``--base-url`` the oracle plays Claude's model."""
     return _mcp_run(argv)
+
+
+_ab_run = run_command(
+    SUITE,
+    agent_browser_chat.CLI,
+    session_factory=localweb_session,
+    add_suite_args=add_fault_args,
+    scripted_model=SCRIPTED_MODEL,
+)
+
+
+@entry
+def ab_main(argv: Sequence[str] | None = None) -> int:
+    """``localweb-ab-run [--engine chrome|lightpanda]``: agent-browser's own chat loop; without
+    ``--provider``/``--gateway-url`` the oracle plays the model behind a scripted gateway."""
+    return _ab_run(argv)

@@ -186,7 +186,8 @@ def _run(
     run_flags = RUN_FLAGS + backend_cli.run_flags
     manifest: Manifest | None = None
     if args.resume is not None:
-        run_dir = args.resume
+        # Absolute: each agent runs in its attempt folder, so relative paths would break.
+        run_dir = args.resume.absolute()
         manifest = _load_resumable(run_dir, suite, args)
         _apply_stored_flags(args, manifest.settings.get("flags", {}), run_flags)
         loaded, tasks = _reload_tasks(suite, manifest)
@@ -196,7 +197,7 @@ def _run(
         loaded, tasks = load_selected(suite, args)
         if not tasks:
             raise InputError("the selection is empty: no task to run")
-        run_dir = args.out_dir or backend_cli.run_dir(suite, args)
+        run_dir = (args.out_dir or backend_cli.run_dir(suite, args)).absolute()
         if (run_dir / "predictions.jsonl").exists():
             raise InputError(
                 f"{run_dir} already holds a run; continue it with --resume {run_dir}, "
@@ -210,6 +211,9 @@ def _run(
     mode: Mode = "scaffold" if scripted_model or args.scaffold else "live"
     prices = load_price_table(Path(args.prices) if args.prices else None)
     backend = backend_cli.build(args, suite, scripted_model)
+    # A scripted model is named as such in the manifest and never priced, whatever id the
+    # driven program had to be given (Claude Code insists on a real model id).
+    model = scripted_model or backend.settings().get("model")
     flags = {name: _jsonable(getattr(args, name, None)) for name in run_flags}
 
     predictions_path = run_dir / "predictions.jsonl"
@@ -245,7 +249,7 @@ def _run(
                 mode=mode,
                 argv=[prog, *argv],
                 provider=backend.settings().get("provider"),
-                model=backend.settings().get("model"),
+                model=model,
                 programs=backend.programs(),
                 workers=args.workers,
                 timeout_s=args.timeout,
@@ -271,7 +275,7 @@ def _run(
             timeout_s=args.timeout,
             memory_max_mb=args.memory_max_mb,
             prices=prices,
-            model=backend.settings().get("model"),
+            model=model,
         )
         outcome = execute(
             plan.todo, runner, LocalPool(args.workers), predictions_path, suite.title, console

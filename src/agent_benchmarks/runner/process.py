@@ -43,8 +43,8 @@ CGROUP_V2 = "cgroup-v2"
 CGROUP_V1 = "cgroup-v1"
 RLIMIT = "rlimit"
 
-# SIGTERM first on timeout so that agents which handle it can flush what they have; short,
-# because a timed-out attempt has already used its budget.
+# SIGTERM first (at the deadline, or on cancel) so that agents which handle it can flush
+# what they have and reap their children; short, because the attempt is over either way.
 _TERM_GRACE_S = 0.5
 # How often a running attempt looks at its cancel event (threading.Event cannot be polled).
 _CANCEL_POLL_S = 0.05
@@ -215,10 +215,11 @@ def _supervise(
     kill_at: float | None = None
     while not pipes.leader_exited:
         now = time.monotonic()
-        if cancel is not None and cancel.is_set() and not killed:
-            interrupted = not timed_out
-            kill_at = now
-        if deadline is not None and now >= deadline and not (timed_out or interrupted):
+        if cancel is not None and cancel.is_set() and kill_at is None:
+            interrupted = True
+            _signal_group(pgid, signal.SIGTERM)
+            kill_at = now + _TERM_GRACE_S
+        if deadline is not None and now >= deadline and kill_at is None:
             timed_out = True
             _signal_group(pgid, signal.SIGTERM)
             kill_at = now + _TERM_GRACE_S

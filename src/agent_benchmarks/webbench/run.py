@@ -1,8 +1,9 @@
 """Console scripts that run the webbench suite against a browser stack."""
 
-from agent_benchmarks.backends import claude_mcp, lightpanda
+from agent_benchmarks.backends import agent_browser_chat, claude_mcp, lightpanda
 from agent_benchmarks.runner.command import run_command
 from agent_benchmarks.webbench import SUITE
 
 main = run_command(SUITE, lightpanda.CLI)
 mcp_main = run_command(SUITE, claude_mcp.CLI)
+ab_main = run_command(SUITE, agent_browser_chat.CLI, agent_browser_chat.chat_session)

@@ -3,7 +3,9 @@
 Three formats, each as the real clients use it (see ``shared/wire-samples``):
 
 * OpenAI chat completions (Lightpanda ``openai_compatible``: non-streaming; agent-browser
-  ``chat``: ``stream: true`` with no ``stream_options``; the ``openai`` SDK: both);
+  ``chat``: ``stream: true`` with no ``stream_options``, reading only text and tool-call
+  deltas, so it skips the usage chunk with no choices that the harness's gateway meter
+  asks for; checked with agent-browser 0.41.2; the ``openai`` SDK: both);
 * OpenAI Responses (Lightpanda ``openai`` provider: non-streaming only, which is all this
   module renders);
 * Anthropic Messages (Lightpanda ``anthropic``: non-streaming; Claude Code: streamed SSE).

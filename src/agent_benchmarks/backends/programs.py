@@ -1,0 +1,47 @@
+"""The programs a backend drives: where they are, and which version runs (for manifests)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from agent_benchmarks.errors import InputError
+
+REPO = Path(__file__).resolve().parents[3]
+NODE_BIN = REPO / "node_modules" / ".bin"
+
+
+def node_binary(given: Path | None, name: str, flag: str) -> str:
+    """``given``, else the pinned npm install (``npm ci``), else ``name`` on PATH."""
+    if given is not None:
+        path = given
+    elif (NODE_BIN / name).exists():
+        path = NODE_BIN / name
+    elif shutil.which(name):
+        path = Path(shutil.which(name) or name)
+    else:
+        raise InputError(f"{name} not found: run `npm ci` in {REPO} (or pass {flag} PATH)")
+    if not path.is_file() or not os.access(path, os.X_OK):
+        raise InputError(f"{flag} {path}: not an executable file")
+    return str(path)
+
+
+def program_version(argv: list[str]) -> str:
+    """The first line a ``--version``-style command prints; one clear error otherwise."""
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+    except OSError as exc:
+        raise InputError(f"{argv[0]}: cannot run it ({exc.strerror})") from None
+    lines = (out.stdout or out.stderr).strip().splitlines()
+    if out.returncode != 0 or not lines:
+        raise InputError(f"`{' '.join(argv)}` failed (exit {out.returncode})")
+    return lines[0].strip()
+
+
+def short_id(path: Path) -> str:
+    """A short stable name for an attempt folder (session names, socket dirs: agent-browser's
+    socket path must stay under 103 bytes, however deep the folder is)."""
+    return hashlib.sha256(str(path).encode()).hexdigest()[:10]

@@ -1,0 +1,287 @@
+"""Headline eligibility: may a row's numbers be quoted, and if not, every reason why.
+
+A row is headline eligible only when all of these hold (the reason code in brackets):
+
+- [mode] its run is ``live`` or ``recorded``; scaffold runs (scripted models) and runs
+  without a manifest never are;
+- [task_set] it ran the same tasks as every row it is compared with;
+- [contracts] under the same contracts: suite, split, dataset identity (hub id, config and
+  revision, or file hash), grader identity (scorer, localweb contracts hash, judge model and
+  prompt hash), system prompt hash and answer format, and localweb's fault knobs;
+- [programs_unpinned] the manifest pins a version of every program the stack drives
+  (:func:`stacks.driven_programs`: Claude Code, agent-browser, browser-use, the engine);
+- [model_unpinned] an LLM row names its model, and not by a moving alias (``*latest*``,
+  ``default``, ``auto``);
+- [too_few_tasks] at least :data:`MIN_TASKS` tasks, for an aggregate claim;
+- [budgets_unrecorded] an LLM row records its step, token and cost budgets (see
+  :data:`BUDGET_KEYS`) and its wall-clock timeout;
+- [budgets_differ] with the same budgets as every row it is compared with: a stack given
+  more turns or time is not answering the same question;
+- [contaminated] none of its rows called a tool outside its browser (the MCP audit);
+- [leak] the leak audit found nothing.
+
+A per-task chart additionally needs [too_few_attempts] at least
+:data:`MIN_ATTEMPTS_PER_TASK` attempts per task (``--repeat``), so one task's rate means
+something. The comparison rules are strict on purpose: when two rows differ, both lose
+eligibility, since neither is "the" right one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from agent_benchmarks.report.load import LoadedRun
+from agent_benchmarks.report.schema import Eligibility, LeakAudit, Reason, Stack
+from agent_benchmarks.report.stacks import driven_programs
+
+MIN_TASKS = 10
+MIN_ATTEMPTS_PER_TASK = 20
+HEADLINE_MODES = ("live", "recorded")
+# Where a manifest's settings may record a budget, first match wins: an explicit
+# ``settings.budgets`` block, then the backend's settings (and a ``limits`` block inside
+# them, as agent-browser's chat loop records its hard-coded caps), then the run's flags.
+BUDGET_SOURCES = ("budgets", "backend", "flags")
+# A budget the run declares it does not have (the program offers no such cap): recorded,
+# so a reader knows, and compared like any value.
+UNCAPPED = "uncapped"
+BUDGET_KEYS: dict[str, tuple[str, ...]] = {
+    "steps": ("max_turns", "max_steps", "max_model_requests"),
+    "tokens": ("max_tokens", "max_total_tokens", "token_budget"),
+    "cost_usd": ("max_cost_usd", "max_budget_usd", "cost_budget_usd"),
+}
+# Grader facts that describe one grading pass (verdict counts), not the grader itself.
+_VOLATILE_GRADER_KEYS = frozenset({"judged"})
+_MOVING_ALIASES = ("latest",)
+_VAGUE_MODELS = frozenset({"default", "auto"})
+_UNKNOWN_VERSIONS = frozenset({"", "unknown", "?", "none"})
+
+HEADLINE_RULE = (
+    "A row is headline eligible with: live or recorded mode; the same tasks, contracts and "
+    "budgets as every compared row; program versions and model id pinned; at least "
+    f"{MIN_TASKS} tasks; step, token and cost budgets recorded (LLM rows); no contaminated "
+    "rows; no leak-audit hits. "
+    f"Per-task charts also need at least {MIN_ATTEMPTS_PER_TASK} attempts per task."
+)
+
+
+@dataclass
+class Candidate:
+    """What eligibility looks at for one compared row."""
+
+    key: str
+    run: LoadedRun
+    stack: Stack
+    n_tasks: int
+    min_attempts: int
+    n_contaminated: int
+    leak: LeakAudit
+
+    @property
+    def is_llm(self) -> bool:
+        m = self.run.manifest
+        if m is not None and (m.model or m.provider):
+            return True
+        return any(r.usage.turns > 0 for r in self.run.rows)
+
+
+def contract_of(run: LoadedRun) -> dict[str, Any]:
+    """The conditions a row was graded under; rows compare only when these are equal."""
+    grader = {
+        k: v
+        for k, v in (run.scores.grader if run.scores else {}).items()
+        if k not in _VOLATILE_GRADER_KEYS
+    }
+    manifest = run.manifest
+    if manifest is None:
+        return {"suite": run.suite, "grader": grader, "manifest": None}
+    dataset = manifest.dataset.model_dump()
+    if dataset.get("sha256"):
+        dataset.pop("path")  # where a file sits differs between machines; its hash does not
+    session = manifest.settings.get("session")
+    session = session if isinstance(session, dict) else {}
+    return {
+        "suite": manifest.suite,
+        "split": manifest.split,
+        "dataset": dataset,
+        "grader": grader,
+        "system_prompt_sha256": session.get("system_prompt_sha256"),
+        "answer_format": session.get("answer_format"),
+        "site": session.get("site"),
+    }
+
+
+def budgets_of(run: LoadedRun) -> dict[str, float | str | None]:
+    """The wall-clock timeout and the step, token and cost budgets a manifest records:
+    a number, :data:`UNCAPPED` where the manifest's ``budgets`` block declares that there is
+    no such cap (the key present, null), or None where nothing says."""
+    manifest = run.manifest
+    if manifest is None:
+        return {"timeout_s": None, **dict.fromkeys(BUDGET_KEYS)}
+    budgets: dict[str, float | str | None] = {"timeout_s": manifest.timeout_s}
+    declared = {
+        k: v for block in _budget_blocks(manifest.settings, declared=True) for k, v in block.items()
+    }
+    for budget, keys in BUDGET_KEYS.items():
+        found = next(
+            (block[k] for block in _budget_blocks(manifest.settings) for k in keys
+             if block.get(k) is not None),
+            None,
+        )  # fmt: skip
+        if found is not None:
+            budgets[budget] = float(found)
+        elif any(k in declared for k in keys):
+            budgets[budget] = UNCAPPED
+        else:
+            budgets[budget] = None
+    return budgets
+
+
+def _budget_blocks(settings: dict[str, Any], declared: bool = False) -> list[dict[str, Any]]:
+    """Where budgets are recorded; with ``declared``, only the explicit ``budgets`` blocks
+    (the run's, the backend's), the ones that may say a cap does not exist."""
+    backend = settings.get("backend")
+    explicit = [
+        settings.get("budgets"),
+        backend.get("budgets") if isinstance(backend, dict) else None,
+    ]
+    if declared:
+        return [b for b in explicit if isinstance(b, dict)]
+    blocks = [b for b in explicit if isinstance(b, dict)]
+    for source in BUDGET_SOURCES[1:]:
+        block = settings.get(source)
+        if isinstance(block, dict):
+            blocks.append(block)
+            if isinstance(block.get("limits"), dict):
+                blocks.append(block["limits"])
+    return blocks
+
+
+def _model_problem(model: str | None) -> str | None:
+    if not model:
+        return "no model id in the manifest"
+    lowered = model.lower()
+    if lowered in _VAGUE_MODELS or any(alias in lowered for alias in _MOVING_ALIASES):
+        return f"model {model!r} is a moving alias, not a pinned model id"
+    return None
+
+
+def _unpinned_programs(candidate: Candidate) -> list[str]:
+    programs = candidate.run.manifest.programs if candidate.run.manifest else {}
+    wanted = driven_programs(candidate.stack)
+    if not wanted:
+        return [f"(cannot tell which programs {candidate.stack.backend} drives)"]
+    return [p for p in wanted if str(programs.get(p, "")).strip().lower() in _UNKNOWN_VERSIONS]
+
+
+def _set_difference(mine: set[str], theirs: set[str]) -> str:
+    parts = []
+    if mine - theirs:
+        parts.append(f"{len(mine - theirs)} task(s) only here, e.g. {sorted(mine - theirs)[0]!r}")
+    if theirs - mine:
+        parts.append(f"{len(theirs - mine)} only there, e.g. {sorted(theirs - mine)[0]!r}")
+    return "; ".join(parts)
+
+
+def assess(candidates: list[Candidate]) -> dict[str, Eligibility]:
+    """Eligibility of every row against the others it is compared with."""
+    task_sets = {c.key: set(c.run.task_ids) for c in candidates}
+    contracts = {c.key: contract_of(c.run) for c in candidates}
+    budgets = {c.key: budgets_of(c.run) for c in candidates}
+    result: dict[str, Eligibility] = {}
+    for c in candidates:
+        reasons: list[Reason] = []
+        mode = c.run.manifest.mode if c.run.manifest else None
+        if mode is None:
+            reasons.append(Reason(code="mode", message="no manifest.json: mode unknown"))
+        elif mode not in HEADLINE_MODES:
+            reasons.append(
+                Reason(code="mode", message=f"mode {mode}: only live or recorded runs count")
+            )
+        for other in candidates:
+            if other.key == c.key:
+                continue
+            if task_sets[c.key] != task_sets[other.key]:
+                diff = _set_difference(task_sets[c.key], task_sets[other.key])
+                reasons.append(
+                    Reason(code="task_set", message=f"task set differs from {other.key}: {diff}")
+                )
+            mine, theirs = contracts[c.key], contracts[other.key]
+            if mine != theirs:
+                keys = sorted(
+                    k for k in mine.keys() | theirs.keys() if mine.get(k) != theirs.get(k)
+                )
+                reasons.append(
+                    Reason(
+                        code="contracts",
+                        message=f"contracts differ from {other.key}: {', '.join(keys)}",
+                    )
+                )
+            if budgets[c.key] != budgets[other.key]:
+                keys = [k for k in budgets[c.key] if budgets[c.key][k] != budgets[other.key][k]]
+                shown = ", ".join(
+                    f"{k} {budgets[c.key][k]} vs {budgets[other.key][k]}" for k in keys
+                )
+                reasons.append(
+                    Reason(
+                        code="budgets_differ", message=f"budgets differ from {other.key}: {shown}"
+                    )
+                )
+        unpinned = _unpinned_programs(c)
+        if unpinned:
+            reasons.append(
+                Reason(
+                    code="programs_unpinned",
+                    message=f"no version recorded for: {', '.join(unpinned)}",
+                )
+            )
+        if c.is_llm:
+            problem = _model_problem(c.stack.model)
+            if problem:
+                reasons.append(Reason(code="model_unpinned", message=problem))
+            missing = [k for k, v in budgets[c.key].items() if v is None]
+            if missing:
+                reasons.append(
+                    Reason(
+                        code="budgets_unrecorded",
+                        message=f"budget(s) not recorded in the manifest: {', '.join(missing)}",
+                    )
+                )
+        if c.n_tasks < MIN_TASKS:
+            reasons.append(
+                Reason(
+                    code="too_few_tasks",
+                    message=f"{c.n_tasks} task(s); an aggregate claim needs at least {MIN_TASKS}",
+                )
+            )
+        if c.n_contaminated:
+            reasons.append(
+                Reason(
+                    code="contaminated",
+                    message=f"{c.n_contaminated} contaminated row(s): tools outside the browser",
+                )
+            )
+        if c.leak.hits:
+            reasons.append(
+                Reason(
+                    code="leak",
+                    message=f"leak audit: {len(c.leak.hits)} hit(s) in "
+                    f"{len(c.leak.flagged_tasks)} task(s), e.g. {c.leak.hits[0].value!r}",
+                )
+            )
+        per_task: list[Reason] = []
+        if c.min_attempts < MIN_ATTEMPTS_PER_TASK:
+            per_task.append(
+                Reason(
+                    code="too_few_attempts",
+                    message=f"{c.min_attempts} attempt(s) per task; a per-task chart needs at "
+                    f"least {MIN_ATTEMPTS_PER_TASK} (--repeat)",
+                )
+            )
+        result[c.key] = Eligibility(
+            headline=not reasons,
+            reasons=reasons,
+            per_task_chart=not reasons and not per_task,
+            per_task_reasons=per_task,
+        )
+    return result

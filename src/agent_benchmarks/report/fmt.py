@@ -1,0 +1,136 @@
+"""How the report's numbers read, shared by the terminal, Markdown and HTML renderers, so
+a figure says the same thing (estimated, mixed, lower bound, unknown) everywhere."""
+
+from __future__ import annotations
+
+from agent_benchmarks.report.schema import (
+    CostSummary,
+    Eligibility,
+    Interval,
+    StackRow,
+    SuiteComparison,
+    TaskCell,
+    TokenSummary,
+)
+
+DASH = "–"
+
+
+def pct(value: float | None) -> str:
+    return DASH if value is None else f"{100 * value:.1f}%"
+
+
+def interval(value: Interval) -> str:
+    if value.estimate is None or value.low is None or value.high is None:
+        return DASH
+    return f"{pct(value.estimate)} [{pct(value.low)}, {pct(value.high)}]"
+
+
+def signed_interval(value: Interval) -> str:
+    """A difference in percentage points, with its interval."""
+    if value.estimate is None or value.low is None or value.high is None:
+        return DASH
+    return f"{100 * value.estimate:+.1f} pp [{100 * value.low:+.1f}, {100 * value.high:+.1f}]"
+
+
+def count(value: float | None) -> str:
+    if value is None:
+        return DASH
+    if abs(value) >= 1_000_000:
+        return f"{value / 1_000_000:.2f}M"
+    if abs(value) >= 10_000:
+        return f"{value / 1_000:.1f}k"
+    return f"{value:,.0f}" if float(value).is_integer() or abs(value) >= 100 else f"{value:.1f}"
+
+
+def seconds(value: float | None) -> str:
+    return DASH if value is None else f"{value:.1f} s" if value >= 1 else f"{value:.2f} s"
+
+
+def ms(value: float | None) -> str:
+    return DASH if value is None else f"{value:.0f}"
+
+
+def usd(value: float | None) -> str:
+    if value is None:
+        return DASH
+    return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
+
+
+def tokens_per_success(t: TokenSummary) -> str:
+    """Tokens per success, saying whether it is exact, estimated or a mix of both."""
+    if t.basis == "missing":
+        return "no usage recorded"
+    if t.per_success is None:
+        text = "∞ (no success)"
+    elif t.basis == "exact":
+        text = count(t.per_success)
+    elif t.basis == "estimated":
+        text = f"{count(t.per_success)} (estimated)"
+    else:
+        text = (
+            f"{count(t.per_success)} mixed: {count(t.per_success_exact)} exact + "
+            f"{count(t.per_success_estimated)} estimated"
+        )
+    if t.n_usage_missing_rows:
+        text += f"; {t.n_usage_missing_rows} row(s) without usage"
+    return text
+
+
+def _cost(value: float | None, cost: CostSummary) -> str:
+    if cost.total_usd is None:
+        return "unknown (no price)"
+    if value is None:
+        return "∞ (no success)"
+    if not cost.complete:
+        return f"≥ {usd(value)} ({cost.n_rows_without_cost} row(s) unpriced)"
+    return usd(value)
+
+
+def cost_per_success(cost: CostSummary) -> str:
+    return _cost(cost.per_success_usd, cost)
+
+
+def cost_per_attempt(cost: CostSummary) -> str:
+    return _cost(cost.per_attempt_usd, cost)
+
+
+def errors(row: StackRow) -> str:
+    if not row.errors_by_class:
+        return "0"
+    return ", ".join(f"{name} {n}" for name, n in row.errors_by_class.items())
+
+
+def eligible(verdict: Eligibility) -> str:
+    return "yes" if verdict.headline else "no"
+
+
+def composite(value: float | None) -> str:
+    return DASH if value is None else f"{value:.3f}"
+
+
+def cell(value: TaskCell | None) -> str:
+    """One stack's result on one task: solved/attempts, median time, tokens per attempt."""
+    if value is None:
+        return "not run"
+    mark = "✓" if value.successes == value.attempts else "✗" if not value.successes else "~"
+    tokens = DASH if value.tokens_mean is None else count(value.tokens_mean)
+    if value.tokens_basis in ("estimated", "mixed"):
+        tokens += f" ({value.tokens_basis})"
+    return (
+        f"{mark} {value.successes}/{value.attempts} · {seconds(value.duration_median_s)} · "
+        f"{tokens} tok"
+    )
+
+
+def not_results(group: SuiteComparison) -> str:
+    """The warning a group's tables carry when some row may not be quoted; "" if none."""
+    out = [f"#{i}" for i, row in enumerate(group.rows, start=1) if not row.eligibility.headline]
+    if not out:
+        return ""
+    modes = ", ".join(sorted({row.mode for row in group.rows if not row.eligibility.headline}))
+    which = "No row here is" if len(out) == len(group.rows) else f"{', '.join(out)}: not"
+    return (
+        f"{which} headline eligible (modes: {modes}); the reasons are listed under "
+        "Headline eligibility."
+    )

@@ -1,0 +1,134 @@
+"""The leak audit: did an agent reach the benchmark's answers instead of finding them?
+
+Every tool call of every row is checked, the page it was on (``page_url``) and every string
+in its arguments (a URL to open, a script, a path), against:
+
+- mirrors: the suite's answer sources (Hugging Face dataset and Space pages, the dataset
+  server, the suite's known copies and leaderboards; ``SuiteDef.answer_sources``, the
+  patterns ``--block-answer-sources`` blocks);
+- local dataset caches: the Hugging Face cache on disk (``~/.cache/huggingface``, a
+  ``datasets--<owner>--<name>`` snapshot folder);
+- the task's id, which has no business in a URL or an argument: a search for it finds the
+  dataset. Only distinctive ids are searched for (at least 12 characters, letters and
+  digits both, like GAIA's UUIDs): WebBench's numeric ids and localweb's word ids would
+  match ordinary pages (localweb's own site even puts the id in its paths). The task's
+  attachment name is removed first, since GAIA names attachments after the task.
+
+A blocked visit is still flagged: the audit reports what the agent tried, and the reader
+sees the call's status. Accuracy is then recomputed with flagged attempts counted wrong.
+Tool outputs are not searched: a page of search results may mention a mirror without the
+agent using it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from fnmatch import fnmatchcase
+from typing import Any
+
+from agent_benchmarks.records import PredictionRow
+from agent_benchmarks.report.load import LoadedRun
+from agent_benchmarks.report.schema import LeakAudit, LeakHit
+from agent_benchmarks.suite import SUITE_NAMES, get_suite
+
+LOCAL_CACHE_PATTERNS = (
+    "*/.cache/huggingface/*",
+    "*/huggingface/hub/*",
+    "*/huggingface/datasets/*",
+    "*datasets--*--*",
+)
+MIN_DISTINCTIVE_ID = 12
+MAX_VALUE_CHARS = 200
+_HAS_LETTER = re.compile(r"[a-z]", re.IGNORECASE)
+_HAS_DIGIT = re.compile(r"\d")
+
+
+def mirror_patterns(suite: str) -> tuple[str, ...]:
+    return get_suite(suite).answer_sources if suite in SUITE_NAMES else ()
+
+
+def distinctive(task_id: str) -> bool:
+    return (
+        len(task_id) >= MIN_DISTINCTIVE_ID
+        and bool(_HAS_LETTER.search(task_id))
+        and bool(_HAS_DIGIT.search(task_id))
+    )
+
+
+def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
+    """Every string inside an argument value, with where it sits (args.url, args.steps.0)."""
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(item, f"{path}.{key}")
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            yield from _strings(item, f"{path}.{index}")
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= MAX_VALUE_CHARS else text[: MAX_VALUE_CHARS - 3] + "..."
+
+
+def row_hits(row: PredictionRow, mirrors: tuple[str, ...]) -> list[LeakHit]:
+    hits: list[LeakHit] = []
+    task_id = row.id.lower() if distinctive(row.id) else None
+    attachment = (row.file_name or "").lower()
+    checks = [("mirror", p.lower()) for p in mirrors]
+    checks += [("local_cache", p.lower()) for p in LOCAL_CACHE_PATTERNS]
+    for index, call in enumerate(row.trace):
+        fields = [("page_url", call.page_url)] if call.page_url else []
+        fields += list(_strings(call.args, "args"))
+        for field, value in fields:
+            lowered = value.lower()
+            matched = next(((k, p) for k, p in checks if fnmatchcase(lowered, p)), None)
+            if matched is not None:
+                hits.append(_hit(row, index, call.name, field, value, *matched))
+            elif task_id and task_id in (
+                lowered.replace(attachment, "") if attachment else lowered
+            ):
+                hits.append(_hit(row, index, call.name, field, value, "task_id", row.id))
+    return hits
+
+
+def _hit(
+    row: PredictionRow, index: int, tool: str, field: str, value: str, kind: str, pattern: str
+) -> LeakHit:
+    return LeakHit(
+        task_id=row.id,
+        attempt=row.attempt,
+        call_index=index,
+        tool=tool,
+        field=field,
+        value=_short(value),
+        kind=kind,  # type: ignore[arg-type]
+        pattern=pattern,
+    )
+
+
+def audit_run(run: LoadedRun) -> LeakAudit:
+    """Audit every row (retried ones too: a leak in a retried attempt is still a leak)."""
+    mirrors = mirror_patterns(run.suite)
+    hits = [hit for row in run.rows for hit in row_hits(row, mirrors)]
+    flagged = {(h.task_id, h.attempt) for h in hits}
+    ids = {r.id for r in run.rows}
+    audit = LeakAudit(
+        run_dir=str(run.run_dir),
+        suite=run.suite,
+        n_rows=len(run.rows),
+        n_calls=sum(len(r.trace) for r in run.rows),
+        patterns=[*mirrors, *LOCAL_CACHE_PATTERNS],
+        task_ids_not_checked=sum(1 for i in ids if not distinctive(i)),
+        hits=hits,
+        flagged_tasks=sorted({task_id for task_id, _ in flagged}),
+        n_flagged_attempts=len(flagged),
+    )
+    entries = run.entries
+    if entries:
+        audit.accuracy_strict = sum(e.correct for e in entries) / len(entries)
+        audit.accuracy_flagged_wrong = sum(
+            e.correct and (e.id, e.attempt) not in flagged for e in entries
+        ) / len(entries)
+    return audit

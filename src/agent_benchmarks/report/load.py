@@ -1,0 +1,206 @@
+"""Read a graded run folder into typed records, grading it first when it has no scores.
+
+A run folder holds ``predictions.jsonl`` and ``manifest.json``, and ``scores.json`` once
+graded. Where ``scores.json`` is missing, the suite's own grader grades the predictions
+and writes it (the only file this package ever writes into a run folder). A ``scores.json``
+whose predictions hash no longer matches the predictions is stale: it is graded again in
+memory, and left as it is on disk. WebBench is graded by an LLM judge that costs money
+and needs a choice of judge, so a WebBench run without current scores is refused with the
+command that grades it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import cached_property
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+from rich.console import Console
+
+from agent_benchmarks.errors import InputError
+from agent_benchmarks.records import Manifest, PredictionRow, Scores, TaskScore
+from agent_benchmarks.scoring.scorecard import (
+    Grader,
+    build_scores,
+    final_rows,
+    grade_file,
+    read_manifest,
+)
+from agent_benchmarks.storage import read_predictions
+
+RUN_FILES = ("predictions.jsonl", "manifest.json", "scores.json")
+
+
+def _deterministic_grader(suite: str) -> Grader | None:
+    """The suite's grader when grading is free and needs no choices; None for WebBench."""
+    # Imported here: each grader pulls in its suite (contracts, scorers) only when needed.
+    if suite == "gaia":
+        from agent_benchmarks.gaia.grade import GaiaGrader
+
+        return GaiaGrader()
+    if suite == "assistantbench":
+        from agent_benchmarks.assistantbench.grade import AssistantBenchGrader
+
+        return AssistantBenchGrader()
+    if suite == "localweb":
+        from agent_benchmarks.localweb.grade import LocalwebGrader
+
+        return LocalwebGrader()
+    return None
+
+
+class LoadedRun(BaseModel):
+    """One run folder: its manifest, every row, the final row per attempt, and the grades."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    run_dir: Path
+    suite: str
+    manifest: Manifest | None
+    rows: list[PredictionRow]  # every row, retried ones included: their tokens were spent
+    final: list[PredictionRow]  # the last row of each (task, attempt)
+    scores: Scores | None  # None only when loaded with grade=False and not graded
+    graded_on_the_fly: bool = False
+    warnings: list[str] = []
+
+    @cached_property
+    def final_by_key(self) -> dict[tuple[str, int], PredictionRow]:
+        return {(r.id, r.attempt): r for r in self.final}
+
+    @property
+    def entries(self) -> list[TaskScore]:
+        return self.scores.per_task if self.scores is not None else []
+
+    @property
+    def task_ids(self) -> list[str]:
+        """The selection: the manifest's, else the tasks that have rows."""
+        if self.manifest is not None and self.manifest.task_ids:
+            return list(self.manifest.task_ids)
+        return sorted({r.id for r in self.rows})
+
+
+def _read_scores(path: Path) -> Scores:
+    try:
+        return Scores.model_validate_json(path.read_bytes())
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "document"
+        raise InputError(f"{path}: invalid scores file: field {where!r}: {first['msg']}") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read scores file: {exc.strerror}") from None
+
+
+def load_run(
+    path: Path,
+    *,
+    grade: bool = True,
+    console: Console | None = None,
+) -> LoadedRun:
+    """Load a run folder; with ``grade``, make sure it has current grades (see the module).
+
+    Without ``grade`` (the leak audit, which needs only traces) a run whose grades are
+    missing or stale and that cannot be graded for free comes back with ``scores`` None.
+    """
+    run_dir = Path(path)
+    if not run_dir.exists():
+        raise InputError(f"{run_dir}: no such run folder")
+    if not run_dir.is_dir():
+        raise InputError(f"{run_dir}: not a folder (give the run folder, which holds predictions)")
+    predictions = run_dir / "predictions.jsonl"
+    if not predictions.is_file():
+        raise InputError(f"{run_dir}: no predictions.jsonl in it: not a run folder")
+    loaded = read_predictions(predictions)
+    warnings = loaded.warnings()
+    if not loaded.rows:
+        raise InputError(f"{predictions}: no prediction rows")
+    suites = sorted({r.suite for r in loaded.rows})
+    if len(suites) > 1:
+        raise InputError(f"{predictions}: rows of several suites ({', '.join(suites)})")
+    suite = suites[0]
+    manifest = read_manifest(run_dir)
+    if manifest is None:
+        warnings.append(f"{run_dir}: no manifest.json: provenance and mode unknown")
+    elif manifest.suite != suite:
+        raise InputError(
+            f"{run_dir / 'manifest.json'}: a {manifest.suite} run, but its rows are {suite} rows"
+        )
+    final = final_rows(loaded.rows, predictions).rows
+
+    console = console or Console(stderr=True, soft_wrap=True)
+    scores_path = run_dir / "scores.json"
+    scores: Scores | None = None
+    on_the_fly = False
+    grader = _deterministic_grader(suite)
+    regrade_hint = f"{suite}-grade {run_dir}"
+    if scores_path.exists():
+        scores = _read_scores(scores_path)
+        current = hashlib.sha256(predictions.read_bytes()).hexdigest()
+        if scores.predictions_sha256 != current:
+            warnings.append(
+                f"{scores_path}: stale (the predictions changed since it was graded); graded "
+                f"again in memory, the file is left as it is (refresh it: {regrade_hint})"
+            )
+            scores = None
+            if grader is not None:
+                scores = _grade_in_memory(predictions, loaded.rows, manifest, grader, warnings)
+                on_the_fly = True
+    elif grader is not None:
+        console.print(f"{run_dir}: no scores.json; grading it with the {suite} grader")
+        scores, _ = grade_file(predictions, grader, console=console)
+        on_the_fly = True
+    if scores is None and grade:
+        raise InputError(
+            f"{run_dir}: no current scores.json, and {suite} is graded by an LLM judge that "
+            f"costs money and needs a judge model: grade it first ({regrade_hint})"
+        )
+    return LoadedRun(
+        run_dir=run_dir,
+        suite=suite,
+        manifest=manifest,
+        rows=loaded.rows,
+        final=final,
+        scores=scores,
+        graded_on_the_fly=on_the_fly,
+        warnings=warnings,
+    )
+
+
+def _grade_in_memory(
+    predictions: Path,
+    rows: list[PredictionRow],
+    manifest: Manifest | None,
+    grader: Grader,
+    warnings: list[str],
+) -> Scores:
+    # build_scores appends its own warnings; keep them apart from the loader's.
+    grading_warnings: list[str] = []
+    scores = build_scores(predictions, rows, manifest, grader, grading_warnings)
+    warnings.extend(grading_warnings)
+    return scores
+
+
+def check_inputs(paths: list[Path], outputs: dict[str, Path | None]) -> None:
+    """What can be refused before any run is read or graded: the same folder given twice,
+    and an output path that is one of a run's own files (reports never overwrite them)."""
+    seen: dict[Path, Path] = {}
+    for path in paths:
+        resolved = Path(path).resolve()
+        if resolved in seen:
+            raise InputError(f"{path}: given twice (also as {seen[resolved]})")
+        seen[resolved] = Path(path)
+    for flag, out in outputs.items():
+        if out is None:
+            continue
+        target = out.resolve()
+        for run_dir in seen:
+            for name in RUN_FILES:
+                if target == run_dir / name:
+                    raise InputError(f"{flag} {out}: that is {run_dir}'s {name}; choose another")
+
+
+def load_runs(
+    paths: list[Path], *, grade: bool = True, console: Console | None = None
+) -> list[LoadedRun]:
+    check_inputs(paths, {})
+    return [load_run(path, grade=grade, console=console) for path in paths]

@@ -1,0 +1,76 @@
+"""What a compared row is: a stack, the agent loop + the browser engine + the model.
+
+Manifests name the backend (``lightpanda-native``, ``claude-mcp/lightpanda``,
+``claude-mcp/agent-browser``, ``claude-mcp/agent-browser-lightpanda``,
+``claude-mcp/browser-use``, ``agent-browser-chat/chrome``); the engine is not always a
+separate field, so :func:`engine_of` derives it, and :func:`driven_programs` says which
+programs' versions a manifest must pin for that stack.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_benchmarks.report.load import LoadedRun
+from agent_benchmarks.report.schema import Stack
+
+_ENGINE_ALIASES = {"chrome": "chromium", "google-chrome": "chromium"}
+
+
+def engine_of(backend: str, settings: dict[str, Any] | None = None) -> str:
+    """The browser engine under a backend.
+
+    1. An explicit ``engine`` in the manifest's backend settings (or settings) wins, for
+       backends that record it (agent-browser's chat loop: ``chrome`` or ``lightpanda``);
+       ``chrome`` is reported as ``chromium``, the browser it runs here and the name
+       manifests pin its version under.
+    2. Otherwise the browser part of the name decides (the part after ``/`` for Claude Code
+       over MCP, the whole name otherwise): a name ending in ``-lightpanda`` runs on
+       Lightpanda (agent-browser's Lightpanda engine); agent-browser and browser-use
+       otherwise drive Chromium; a name starting with ``lightpanda`` is Lightpanda itself.
+    3. Anything else is ``unknown``, shown as such rather than guessed.
+    """
+    settings = settings or {}
+    backend_settings = settings.get("backend")
+    for source in (backend_settings if isinstance(backend_settings, dict) else {}, settings):
+        explicit = source.get("engine")
+        if isinstance(explicit, str) and explicit:
+            return _ENGINE_ALIASES.get(explicit.lower(), explicit.lower())
+    browser = backend.lower().rpartition("/")[2]
+    if browser.endswith("-lightpanda") or browser.startswith("lightpanda"):
+        return "lightpanda"
+    if "agent-browser" in browser or "browser-use" in browser:
+        return "chromium"
+    return "unknown"
+
+
+def agent_of(backend: str) -> str:
+    """The loop that drives the browser: ``claude-mcp`` for Claude Code over MCP, the
+    backend itself for a browser with its own agent (``lightpanda-native``)."""
+    return backend.partition("/")[0]
+
+
+def stack_of(run: LoadedRun) -> Stack:
+    manifest = run.manifest
+    backend = manifest.backend if manifest is not None else run.rows[0].backend
+    settings = manifest.settings if manifest is not None else {}
+    return Stack(
+        backend=backend,
+        engine=engine_of(backend, settings),
+        model=manifest.model if manifest is not None else None,
+        agent=agent_of(backend),
+    )
+
+
+def driven_programs(stack: Stack) -> tuple[str, ...]:
+    """Names (as ``manifest.programs`` keys them) of the programs a stack runs."""
+    programs: list[str] = []
+    if stack.agent == "claude-mcp":
+        programs.append("claude-code")
+    name = stack.backend.lower()  # agent-browser may be the loop or the MCP server
+    for tool in ("agent-browser", "browser-use"):
+        if tool in name:
+            programs.append(tool)
+    if stack.engine in ("lightpanda", "chromium"):
+        programs.append(stack.engine)
+    return tuple(programs)

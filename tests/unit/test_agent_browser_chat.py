@@ -1,0 +1,531 @@
+"""Reading what an ``agent-browser chat`` attempt left: its verbose stderr, the gateway
+meter's log, the classification of the attempt; the meter itself against the scripted
+gateway; the chat oracle's command lines; and the command line's refusals.
+
+The captures under ``tests/fixtures/agent_browser_chat`` come from agent-browser 0.41.2 (see
+the README there); every number asserted on them was read from those files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import threading
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_benchmarks.backends.agent_browser_chat import (
+    LIMITS,
+    SESSION_LIMIT,
+    STEP_CAP,
+    TOOL_TIMEOUT,
+    MeterSummary,
+    VerboseRun,
+    _model,
+    chat_message,
+    chat_prompt,
+    classify,
+    parse_verbose,
+    read_meter,
+    stderr_lines,
+)
+from agent_benchmarks.backends.agent_browser_chat_attempt import (
+    Meter,
+    StreamReader,
+    _metered_request,
+)
+from agent_benchmarks.backends.base import PreparedTask
+from agent_benchmarks.errors import InputError
+from agent_benchmarks.gaia import SUITE as GAIA
+from agent_benchmarks.localweb import SUITE as LOCALWEB
+from agent_benchmarks.localweb.models import (
+    API_KEY,
+    Fault,
+    ScriptedModelServer,
+    ScriptedPolicy,
+    call,
+)
+from agent_benchmarks.localweb.oracle import (
+    AGENT_BROWSER_CHAT,
+    Check,
+    Click,
+    Fill,
+    Go,
+    Read,
+    ReadHtml,
+    Select,
+    WaitFor,
+    WaitForText,
+)
+from agent_benchmarks.prompts import RESEARCH_ANSWER_ONLY
+from agent_benchmarks.records import TaskInput
+from agent_benchmarks.runner.process import ProcessResult
+from agent_benchmarks.webbench import SUITE as WEBBENCH
+from tests.support import REPO, run_cli
+
+FIXTURES = REPO / "tests" / "fixtures" / "agent_browser_chat"
+
+
+def fixture(name: str) -> Path:
+    path = FIXTURES / name
+    if not path.exists():
+        pytest.fail(f"fixture missing: {path}")
+    return path
+
+
+def finished(returncode: int = 0, **fields: Any) -> ProcessResult:
+    return ProcessResult(returncode=returncode, stdout="", stderr="", duration_s=1.0, **fields)
+
+
+# --- chat -v on stderr ------------------------------------------------------------------------
+
+
+def test_the_captured_run_becomes_its_tool_calls(tmp_path: Path) -> None:
+    (tmp_path / "stderr.jsonl").write_bytes(fixture("enquiry_stderr.jsonl").read_bytes())
+    run = parse_verbose(stderr_lines(tmp_path, stderr="ignored when the log is there"))
+    names = [c.name for c in run.calls]
+    assert names == ["open", "fill", "fill", "select", "fill", "check", "click", "wait", "eval"]
+    assert run.calls[1].args == {"command": "agent-browser fill '#name' 'Ada Lovelace'"}
+    opened = run.calls[0]
+    assert opened.page_url == "http://127.0.0.1:40549/t/enquiry-submit.a1/enquiry"
+    assert opened.output == (
+        "✓ Wholesale enquiry · Lakeside Goods\n  http://127.0.0.1:40549/t/enquiry-submit.a1/enquiry"
+    )
+    # Command at 0.444 s, its output at 2.103 s (the browser starting).
+    assert opened.latency_ms == pytest.approx(1659.0)
+    assert all(c.latency_ms is not None and c.latency_ms >= 0 for c in run.calls)
+    assert [c.output for c in run.calls[1:8]] == ["✓ Done"] * 7
+    assert "LW-20634276" in (run.calls[-1].output or "")
+    assert all(c.error is None for c in run.calls) and run.messages == []
+
+
+def test_multiline_commands_errors_and_the_chats_own_messages() -> None:
+    lines = [
+        "> agent-browser eval 'let a = 1",
+        "a + 1'",
+        "  2",
+        "> agent-browser open http://127.0.0.1:9/x",
+        "  ✗ Navigation failed: net::ERR_FAILED",
+        "> agent-browser wait 65000",
+        "  Tool execution timed out after 60 seconds.",
+        "> agent-browser --session other open http://x/",
+        "  Blocked: this chat is bound to session 's'. Global flags such as --session are not "
+        "available; only --json and --annotate are allowed.",
+        "> agent-browser get text body",
+        "  first",
+        "  ",
+        "  third",
+        "",
+        "\x1b[31m✗\x1b[0m Chat session timed out (5 minute limit).",
+    ]
+    run = parse_verbose([(None, line) for line in lines])
+    assert [c.name for c in run.calls] == ["eval", "open", "wait", "--session", "get"]
+    assert run.calls[0].args["command"] == "agent-browser eval 'let a = 1\na + 1'"
+    assert run.calls[0].output == "2" and run.calls[0].latency_ms is None
+    assert run.calls[1].error == "✗ Navigation failed: net::ERR_FAILED"
+    assert run.calls[1].page_url is None
+    assert run.calls[2].error == "Tool execution timed out after 60 seconds."
+    assert (run.calls[3].error or "").startswith("Blocked: this chat is bound")
+    assert run.calls[4].output == "first\n\nthird" and run.calls[4].error is None
+    assert run.messages == ["✗ Chat session timed out (5 minute limit)."]
+
+
+def test_long_outputs_are_truncated_with_their_size_kept() -> None:
+    run = parse_verbose([(0.0, "> agent-browser snapshot"), (0.5, "  " + "x" * 50)], 20)
+    (only,) = run.calls
+    assert only.result_bytes == 50 and only.latency_ms == 500.0
+    assert only.output == "x" * 20 + "\n[... truncated 30 chars]"
+
+
+def test_without_the_log_the_process_stderr_is_read(tmp_path: Path) -> None:
+    lines = stderr_lines(tmp_path, "> agent-browser get title\n  Catalogue\n")
+    assert lines == [(None, "> agent-browser get title"), (None, "  Catalogue")]
+
+
+# --- the meter's log --------------------------------------------------------------------------
+
+
+def test_the_captured_meter_log_gives_usage_turns_and_the_final_reply() -> None:
+    meter = read_meter(fixture("enquiry_meter.jsonl"))
+    assert meter.requests == 10 and meter.unanswered == [] and meter.problems == []
+    assert meter.final_text == "LW-20634276"
+    # Sums of the ten replies' prompt_tokens (16638), cached_tokens (8317) and
+    # completion_tokens (139): input excludes the cached part.
+    assert meter.usage.model_dump() == {
+        "input_tokens": 8321,
+        "cache_read_tokens": 8317,
+        "cache_write_tokens": 0,
+        "output_tokens": 139,
+        "turns": 10,
+        "cost_usd": None,
+        "estimated": False,
+    }
+    assert meter.gateway_error() is None
+
+
+def write_meter(tmp_path: Path, entries: list[dict[str, Any]], tail: str = "") -> Path:
+    path = tmp_path / "meter.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in entries) + tail, encoding="utf-8")
+    return path
+
+
+def reply(n: int, **fields: Any) -> dict[str, Any]:
+    return {
+        "event": "reply",
+        "n": n,
+        "status": 200,
+        "stream": True,
+        "done": True,
+        "malformed_lines": 0,
+        "text": "",
+        "tool_calls": [],
+        "usage": None,
+        "prompt_chars": 0,
+        **fields,
+    }
+
+
+def test_replies_without_usage_are_estimated_from_characters(tmp_path: Path) -> None:
+    args = '{"command":"agent-browser open http://x/"}'  # 44 characters
+    path = write_meter(
+        tmp_path,
+        [
+            {"event": "request", "n": 1},
+            reply(1, prompt_chars=4001, tool_calls=[{"name": "agent_browser", "arguments": args}]),
+            {"event": "request", "n": 2},
+            reply(
+                2,
+                text="42",
+                usage={"input_tokens": 10, "cache_read_input_tokens": 5, "output_tokens": 1},
+            ),
+        ],
+        tail='{"event": "req',  # a torn last line: the attempt was killed while it wrote
+    )
+    meter = read_meter(path)
+    assert meter.usage.estimated is True and meter.usage.turns == 2
+    # ceil(4001 / 4) + 10 input; 5 cached (Anthropic shape); ceil(44 / 4) + 1 output.
+    assert meter.usage.input_tokens == 1001 + 10
+    assert meter.usage.cache_read_tokens == 5
+    assert meter.usage.output_tokens == 11 + 1
+    assert meter.final_text == "42"
+    assert meter.problems == ["meter line 5: not JSON"]
+
+
+def test_unanswered_requests_and_gateway_errors(tmp_path: Path) -> None:
+    hung = read_meter(write_meter(tmp_path, [{"event": "request", "n": 1}]))
+    assert hung.unanswered == [1] and hung.final_text is None and hung.usage.turns == 0
+    failed = read_meter(
+        write_meter(
+            tmp_path,
+            [{"event": "request", "n": 1}, reply(1, status=429, error='{"error": "slow down"}')],
+        )
+    )
+    assert failed.gateway_error() == 'gateway reply 1: HTTP 429: {"error": "slow down"}'
+    assert failed.usage.turns == 0  # an error is not a model turn
+    broken = read_meter(
+        write_meter(
+            tmp_path, [{"event": "request", "n": 1}, reply(1, malformed_lines=1, done=False)]
+        )
+    )
+    assert "malformed: 1 stream line(s) not JSON, end of stream missing" in (
+        broken.gateway_error() or ""
+    )
+
+
+# --- classification ---------------------------------------------------------------------------
+
+
+def summary(*replies: dict[str, Any]) -> MeterSummary:
+    return MeterSummary(requests=len(replies), replies=list(replies))
+
+
+def test_classification() -> None:
+    answered = summary(reply(1, tool_calls=[{"name": "agent_browser"}]), reply(2, text="42"))
+    quiet = VerboseRun()
+    assert classify(finished(), answered, quiet, {}) == ("ok", None, None, [])
+    assert classify(finished(), summary(reply(1, text=" ")), quiet, {})[0] == "empty"
+    status, kind, error, _ = classify(
+        finished(1), summary(reply(1, status=500, error="boom")), quiet, {}
+    )
+    assert (status, kind) == ("error", "model_api") and "HTTP 500" in (error or "")
+    unreachable = VerboseRun(messages=["✗ Gateway request failed: error sending request"])
+    assert classify(finished(1), MeterSummary(), unreachable, {})[:2] == ("error", "model_api")
+    malformed = summary(reply(1, malformed_lines=1, done=False))
+    assert classify(finished(), malformed, quiet, {})[:2] == ("error", "model_api")
+    crashed = VerboseRun(messages=["✗ AI_GATEWAY_API_KEY not set"])
+    assert classify(finished(1), MeterSummary(), crashed, {})[:3] == (
+        "error",
+        "agent_error",
+        "exit 1: AI_GATEWAY_API_KEY not set",
+    )
+    blocked = {"routes_failed": {"pattern": "*x*", "error": "no browser"}}
+    assert classify(finished(1), MeterSummary(), quiet, blocked)[:2] == ("error", "agent_error")
+    killed = classify(finished(None, timed_out=True), answered, quiet, {})
+    assert killed[:2] == ("timeout", "timeout")
+
+
+def test_its_own_limits_are_named_in_the_row() -> None:
+    looping = MeterSummary(
+        requests=LIMITS[STEP_CAP],
+        replies=[reply(n, tool_calls=[{"name": "agent_browser"}]) for n in range(1, 51)],
+    )
+    assert classify(finished(), looping, VerboseRun(), {}) == ("empty", None, None, [STEP_CAP])
+    out_of_time = VerboseRun(messages=["✗ Chat session timed out (5 minute limit)."])
+    assert classify(finished(1), MeterSummary(), out_of_time, {}) == (
+        "empty",
+        None,
+        None,
+        [SESSION_LIMIT],
+    )
+    slow_tool = parse_verbose(
+        [
+            (None, "> agent-browser wait 65000"),
+            (None, "  Tool execution timed out after 60 seconds."),
+        ]
+    )
+    answered = summary(reply(1, tool_calls=[{"name": "agent_browser"}]), reply(2, text="late"))
+    assert classify(finished(), answered, slow_tool, {}) == ("ok", None, None, [TOOL_TIMEOUT])
+
+
+# --- the meter --------------------------------------------------------------------------------
+
+
+def test_stream_reader_reads_what_agent_browser_reads_and_what_it_ignores() -> None:
+    reader = StreamReader()
+    for line in [
+        b'data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"The "}}]}\n',
+        b"\n",
+        b'data: {"choices":[{"index":0,"delta":{"content":"answer"}}]}\n',
+        b'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1",'
+        b'"function":{"name":"agent_browser","arguments":"{\\"comm"}}]}}]}\n',
+        b'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,'
+        b'"function":{"arguments":"and\\":\\"x\\"}"}}]},"finish_reason":"tool_calls"}]}\n',
+        b'data: {"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":2}}\n',
+        b"data: {not json\n",
+        b"data: [DONE]\n",
+    ]:
+        reader.feed(line)
+    assert reader.summary() == {
+        "text": "The answer",
+        "tool_calls": [{"id": "c1", "name": "agent_browser", "arguments": '{"command":"x"}'}],
+        "usage": {"prompt_tokens": 9, "completion_tokens": 2},
+        "finish_reason": "tool_calls",
+        "malformed_lines": 1,
+        "done": True,
+    }
+
+
+def test_the_meter_asks_streams_for_usage_and_changes_nothing_else() -> None:
+    body = {"model": "m", "messages": [{"role": "user", "content": "hé"}], "stream": True}
+    metered = _metered_request(json.dumps(body).encode())
+    sent = json.loads(metered["body"])
+    assert sent == {**body, "stream_options": {"include_usage": True}}
+    assert metered["facts"] == {
+        "model": "m",
+        "stream": True,
+        "prompt_chars": len('{"messages":[{"role":"user","content":"hé"}],"tools":null}'),
+        "messages": 1,
+    }
+    plain = _metered_request(b'{"model": "m", "messages": [], "stream": false}')
+    assert plain["body"] == b'{"model": "m", "messages": [], "stream": false}'
+    assert _metered_request(b"not json")["facts"] == {"request_chars": 8}
+
+
+def post(url: str, body: dict[str, Any]) -> tuple[int, bytes]:
+    request = urllib.request.Request(
+        url + "/v1/chat/completions",
+        data=json.dumps(body).encode(),
+        headers={"Authorization": f"Bearer {API_KEY}", "Content-Type": "application/json"},
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read()
+
+
+def meter_entries(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_the_meter_relays_the_scripted_gateway_and_logs_its_usage(tmp_path: Path) -> None:
+    """Through the meter, a chat-style streamed request gets the gateway's reply unchanged
+    and the log holds the gateway's own count (its ledger), never the key."""
+    policy = ScriptedPolicy([call("agent_browser", command="agent-browser get title")])
+    body = {
+        "model": "scripted",
+        "messages": [{"role": "user", "content": "go"}],
+        "tools": [{"type": "function", "function": {"name": "agent_browser", "parameters": {}}}],
+        "stream": True,
+    }
+    with ScriptedModelServer(lambda task_id: policy) as server:
+        meter = Meter(server.base_url("t1", "gateway"), tmp_path / "meter.jsonl")
+        threading.Thread(target=meter.serve_forever, daemon=True).start()
+        try:
+            status, streamed = post(meter.url, body)
+            server.fault_on("t1", {2: Fault.server_error()})
+            failed_status, failed_body = post(meter.url, body)
+        finally:
+            meter.close()
+        ledger = server.usage("t1")
+    assert status == 200 and b"data: [DONE]" in streamed
+    assert failed_status == 500 and b"scripted server error" in failed_body
+    log_text = (tmp_path / "meter.jsonl").read_text()
+    assert API_KEY not in log_text
+    meter_log = read_meter(tmp_path / "meter.jsonl")
+    first, second = meter_log.replies
+    assert first["tool_calls"][0]["arguments"] == '{"command":"agent-browser get title"}'
+    assert second["status"] == 500
+    assert (meter_log.gateway_error() or "").startswith("gateway reply 2: HTTP 500")
+    assert meter_log.usage.model_dump(exclude={"cost_usd"}) == ledger.model_dump(
+        exclude={"cost_usd"}
+    )
+
+
+def test_an_unreachable_gateway_is_a_502_the_chat_can_print(tmp_path: Path) -> None:
+    meter = Meter("http://127.0.0.1:9", tmp_path / "meter.jsonl")  # nothing listens on 9
+    threading.Thread(target=meter.serve_forever, daemon=True).start()
+    try:
+        status, body = post(meter.url, {"model": "m", "messages": [], "stream": True})
+    finally:
+        meter.close()
+    assert status == 502
+    assert (
+        "gateway meter: upstream http://127.0.0.1:9 failed" in json.loads(body)["error"]["message"]
+    )
+    assert [e["event"] for e in meter_entries(tmp_path / "meter.jsonl")] == ["request", "reply"]
+
+
+# --- the chat oracle's command lines ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("step", "words"),
+    [
+        (Go("/deal"), ["open", "http://h/t/deal"]),
+        (Read(), ["snapshot", "--compact"]),
+        (Read("#deal"), ["eval", "document.querySelector(\"#deal\")?.outerHTML ?? ''"]),
+        (ReadHtml("#frame"), ["eval", "document.querySelector(\"#frame\")?.outerHTML ?? ''"]),
+        (Click('#nav a[href$="/returns"]'), ["click", '#nav a[href$="/returns"]']),
+        (Fill("#name", "Ada Lovelace"), ["fill", "#name", "Ada Lovelace"]),
+        (Select("#topic", "bulk-order"), ["select", "#topic", "bulk-order"]),
+        (Check("#terms"), ["check", "#terms"]),
+        (WaitFor("#notice"), ["wait", "#notice"]),
+        (WaitForText("#doc", "it's here"), ["wait", "--text", "it's here"]),
+    ],
+)
+def test_each_step_is_one_agent_browser_command_line(step: Any, words: list[str]) -> None:
+    url = "http://h/t/deal" if isinstance(step, Go) else None
+    name, args = AGENT_BROWSER_CHAT.tool_call(step, url)
+    assert name == "agent_browser"
+    # agent-browser splits the line the POSIX shell way (checked on the real binary).
+    assert shlex.split(args["command"]) == ["agent-browser", *words]
+
+
+def test_a_value_read_as_an_option_is_refused() -> None:
+    with pytest.raises(ValueError, match="read as an option"):
+        AGENT_BROWSER_CHAT.tool_call(Fill("#qty", "-5"), None)
+
+
+# --- the suites' prompt, and the command line ---------------------------------------------------
+
+
+def test_envelope_suites_ask_this_loop_for_the_answer_only() -> None:
+    gaia = chat_prompt(GAIA)
+    assert (gaia.system, gaia.answer) == (RESEARCH_ANSWER_ONLY, "raw")
+    assert "<ANSWER>" not in gaia.task_text(TaskInput(suite="gaia", id="g", question="How?"))
+    assert chat_prompt(WEBBENCH) is WEBBENCH.prompt
+    assert chat_prompt(LOCALWEB) is LOCALWEB.prompt
+
+
+def namespace(**fields: Any) -> argparse.Namespace:
+    return argparse.Namespace(**{"model": None, "provider": None, **fields})
+
+
+def test_models_are_provider_slash_model() -> None:
+    assert _model(namespace()) == ("anthropic", "anthropic/claude-sonnet-4.6")
+    assert _model(namespace(model="google/gemini-3.5-flash")) == (
+        "google",
+        "google/gemini-3.5-flash",
+    )
+    assert _model(namespace(model="gemini-3.5-flash", provider="google")) == (
+        "google",
+        "google/gemini-3.5-flash",
+    )
+    for bad, message in [
+        (namespace(model="gemini-3.5-flash"), "provider/model"),
+        (namespace(model="google/"), "expected provider/model"),
+        (namespace(model="google/x", provider="openai"), "disagree"),
+    ]:
+        with pytest.raises(InputError, match=message):
+            _model(bad)
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ([], "needs AI_GATEWAY_API_KEY"),
+        (["--model", "gemini-flash"], "provider/model"),
+        (["--lightpanda", "/bin/true"], "--lightpanda only applies with --engine lightpanda"),
+        (["--gateway-url", "ftp://x"], "expected an http(s):// URL"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    assistantbench_file: Path, tmp_path: Path, extra: list[str], message: str
+) -> None:
+    env = {"AI_GATEWAY_API_KEY": "" if not extra else "gw-unit-test-key-123"}
+    proc = run_cli(
+        "assistantbench-ab-run",
+        "--dataset-file",
+        str(assistantbench_file),
+        "--out-dir",
+        str(tmp_path / "run"),
+        *extra,
+        env=env,
+    )
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], proc.stderr
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_model_the_scripted_oracle_would_ignore_is_refused(tmp_path: Path) -> None:
+    proc = run_cli(
+        "localweb-ab-run", "--model", "google/gemini-3.5-flash", "--out-dir", str(tmp_path / "r")
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "error: --model google/gemini-3.5-flash: the scripted oracle plays the model here; add "
+        "--provider (or --gateway-url) to run a real one"
+    ]
+
+
+def test_the_message_carries_the_prompt_and_text_attachments(tmp_path: Path) -> None:
+    note = tmp_path / "g1-text.txt"
+    note.write_text("ocelot\n", encoding="utf-8")
+    picture = tmp_path / "chart.png"
+    picture.write_bytes(b"\x89PNG")
+    big = tmp_path / "big.csv"
+    big.write_text("x" * 200_000, encoding="utf-8")
+    prepared = PreparedTask(
+        task=TaskInput(suite="gaia", id="g", question="Which word?"),
+        attempt=1,
+        text="Which word?",
+        system_prompt="Answer only.\n",
+        attachments=(note, picture, big),
+    )
+    message, passed = chat_message(prepared)
+    assert message.startswith("Answer only.\n\nWhich word?\n\nAttached file g1-text.txt:\nocelot")
+    assert passed == [
+        {"file": "g1-text.txt", "passed": "inlined"},
+        {"file": "chart.png", "passed": "no: agent-browser chat takes text only"},
+        {"file": "big.csv", "passed": "inlined, cut to fit the message"},
+    ]
+    assert len(message.encode()) < 128 * 1024
+    assert message.endswith("[... cut: the attachment did not fit in agent-browser chat's message]")

@@ -1,0 +1,195 @@
+"""Headline eligibility: an eligible pair, then every reason triggered on its own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import get_args
+
+from agent_benchmarks.records import ToolCall
+from agent_benchmarks.report.compare import compare_runs
+from agent_benchmarks.report.eligibility import UNCAPPED, budgets_of
+from agent_benchmarks.report.load import load_run, load_runs
+from agent_benchmarks.report.schema import ReasonCode, StackRow
+from tests.unit.report_builders import Attempt, make_run, uniform
+
+
+def rows(*dirs: Path) -> dict[str, StackRow]:
+    """Compare the runs; rows by run folder name."""
+    report = compare_runs(load_runs(list(dirs)), resamples=200)
+    assert len(report.groups) == 1
+    return {Path(r.run_dir).name: r for r in report.groups[0].rows}
+
+
+def codes(row: StackRow) -> set[str]:
+    return {r.code for r in row.eligibility.reasons}
+
+
+def baseline_pair(tmp_path: Path, **b_kw) -> dict[str, StackRow]:
+    a = make_run(tmp_path, "a")
+    b = make_run(tmp_path, "b", **({"backend": "claude-mcp/agent-browser"} | b_kw))
+    return rows(a, b)
+
+
+def test_an_eligible_pair(tmp_path: Path) -> None:
+    result = baseline_pair(tmp_path)
+    for row in result.values():
+        assert row.eligibility.headline, row.eligibility.reasons
+        assert row.eligibility.reasons == []
+        # One attempt per task: enough for the aggregate, not for a per-task chart.
+        assert not row.eligibility.per_task_chart
+        assert [r.code for r in row.eligibility.per_task_reasons] == ["too_few_attempts"]
+
+
+def test_mode_scaffold_and_missing_manifest(tmp_path: Path) -> None:
+    result = baseline_pair(tmp_path, mode="scaffold")
+    assert codes(result["b"]) == {"mode"}
+    assert "scaffold" in result["b"].eligibility.reasons[0].message
+    assert result["a"].eligibility.headline
+
+    bare = make_run(tmp_path, "bare", write_manifest=False)
+    (row,) = rows(bare).values()
+    assert "mode" in codes(row)
+    assert row.mode == "unknown"
+    assert "no manifest.json" in next(
+        r.message for r in row.eligibility.reasons if r.code == "mode"
+    )
+
+
+def test_task_set_differs(tmp_path: Path) -> None:
+    a = make_run(tmp_path, "a")
+    b = make_run(tmp_path, "b", uniform(11, Attempt()), backend="claude-mcp/agent-browser")
+    result = rows(a, b)
+    assert codes(result["a"]) == {"task_set"} and codes(result["b"]) == {"task_set"}
+    assert "1 only there" in result["a"].eligibility.reasons[0].message
+
+
+def test_contracts_differ(tmp_path: Path) -> None:
+    result = baseline_pair(tmp_path, revision="r2")
+    assert codes(result["a"]) == {"contracts"} and codes(result["b"]) == {"contracts"}
+    assert "dataset" in result["a"].eligibility.reasons[0].message
+
+
+def test_system_prompt_is_part_of_the_contract(tmp_path: Path) -> None:
+    other_prompt = {"session": {"system_prompt_sha256": "q" * 64, "answer_format": "envelope"}}
+    result = baseline_pair(tmp_path, extra_settings=other_prompt)
+    assert codes(result["b"]) == {"contracts"}
+    assert "system_prompt_sha256" in result["b"].eligibility.reasons[0].message
+
+
+def test_programs_unpinned(tmp_path: Path) -> None:
+    programs = {"claude-code": "2.1.330", "agent-browser": "", "python": "3.11"}
+    result = baseline_pair(tmp_path, programs=programs)
+    assert codes(result["b"]) == {"programs_unpinned"}
+    message = result["b"].eligibility.reasons[0].message
+    assert "agent-browser" in message and "chromium" in message and "claude-code" not in message
+
+
+def test_model_unpinned(tmp_path: Path) -> None:
+    result = baseline_pair(tmp_path, model="claude-sonnet-latest")
+    assert "model_unpinned" in codes(result["b"])
+    a = make_run(tmp_path, "nomodel", model=None)
+    (row,) = rows(a).values()
+    assert codes(row) == {"model_unpinned"}  # provider set: an LLM row without its model id
+
+
+def test_too_few_tasks(tmp_path: Path) -> None:
+    run = make_run(tmp_path, "small", uniform(9, Attempt()))
+    (row,) = rows(run).values()
+    assert codes(row) == {"too_few_tasks"}
+    assert "9 task(s)" in row.eligibility.reasons[0].message
+
+
+def test_budgets_unrecorded(tmp_path: Path) -> None:
+    run = make_run(tmp_path, "nobudget", budgets={"max_turns": 60})
+    (row,) = rows(run).values()
+    assert codes(row) == {"budgets_unrecorded"}
+    assert "tokens, cost_usd" in row.eligibility.reasons[0].message
+
+
+def test_budgets_recorded_in_backend_settings_count(tmp_path: Path) -> None:
+    # A backend that records its budgets among its own settings (as claude-mcp's max_turns).
+    backend = {"backend": {"max_turns": 60, "max_tokens": 2_000_000, "max_cost_usd": 5.0}}
+    run = make_run(tmp_path, "inbackend", budgets={}, extra_settings=backend)
+    (row,) = rows(run).values()
+    assert row.eligibility.headline, row.eligibility.reasons
+
+
+def test_a_declared_absent_cap_counts_as_recorded(tmp_path: Path) -> None:
+    # As the backends write it: Claude Code and Lightpanda have no token cap, and say so.
+    backend = {"backend": {"budgets": {"max_turns": 60, "max_tokens": None, "max_cost_usd": None}}}
+    run = make_run(tmp_path, "declared", budgets={}, extra_settings=backend)
+    (row,) = rows(run).values()
+    assert row.eligibility.headline, row.eligibility.reasons
+    loaded = load_run(run)
+    assert budgets_of(loaded) == {
+        "timeout_s": loaded.manifest.timeout_s,
+        "steps": 60.0,
+        "tokens": UNCAPPED,
+        "cost_usd": UNCAPPED,
+    }
+    # a key that is merely absent is still unrecorded
+    backend = {"backend": {"budgets": {"max_turns": 60, "max_tokens": None}}}
+    run = make_run(tmp_path, "partial", budgets={}, extra_settings=backend)
+    (row,) = rows(run).values()
+    assert codes(row) == {"budgets_unrecorded"}
+    assert "cost_usd" in row.eligibility.reasons[0].message
+
+
+def test_budgets_differ(tmp_path: Path) -> None:
+    result = baseline_pair(tmp_path, timeout_s=900.0)
+    assert codes(result["a"]) == {"budgets_differ"} and codes(result["b"]) == {"budgets_differ"}
+    assert "timeout_s 1800.0 vs 900.0" in result["a"].eligibility.reasons[0].message
+
+
+def test_contaminated(tmp_path: Path) -> None:
+    outcomes = uniform(10, Attempt())
+    outcomes["task-03"] = [Attempt(details={"contaminated": True, "foreign_calls": ["Bash"]})]
+    run = make_run(tmp_path, "dirty", outcomes, backend="claude-mcp/lightpanda")
+    (row,) = rows(run).values()
+    assert row.n_contaminated == 1
+    assert codes(row) == {"contaminated"}
+
+
+def test_leak(tmp_path: Path) -> None:
+    outcomes = uniform(10, Attempt())
+    leak = ToolCall(
+        name="goto", args={"url": "https://huggingface.co/datasets/gaia-benchmark/GAIA"}
+    )
+    outcomes["task-05"] = [Attempt(trace=[leak])]
+    run = make_run(tmp_path, "leaky", outcomes)
+    (row,) = rows(run).values()
+    assert codes(row) == {"leak"}
+    assert row.leak.flagged_tasks == ["task-05"]
+
+
+def test_per_task_chart_needs_twenty_attempts(tmp_path: Path) -> None:
+    run = make_run(tmp_path, "many", uniform(10, *[Attempt()] * 20))
+    (row,) = rows(run).values()
+    assert row.eligibility.headline and row.eligibility.per_task_chart
+    run = make_run(tmp_path, "fewer", uniform(10, *[Attempt()] * 19))
+    (row,) = rows(run).values()
+    assert row.eligibility.headline and not row.eligibility.per_task_chart
+    assert "19 attempt(s) per task" in row.eligibility.per_task_reasons[0].message
+
+
+def test_every_reason_code_can_fire_at_once(tmp_path: Path) -> None:
+    """A run wrong in every way gets every reason; a new reason code must join this test."""
+    outcomes = uniform(9, Attempt())
+    leak = ToolCall(name="goto", args={"url": "https://huggingface.co/spaces/gaia/leaderboard"})
+    outcomes["task-00"] = [Attempt(trace=[leak])]
+    outcomes["task-01"] = [Attempt(details={"contaminated": True})]
+    bad = make_run(
+        tmp_path,
+        "bad",
+        outcomes,
+        backend="claude-mcp/agent-browser",
+        mode="scaffold",
+        model="sonnet-latest",
+        programs={},
+        budgets={},
+        revision="r9",
+        timeout_s=60.0,
+    )
+    result = rows(make_run(tmp_path, "good"), bad)
+    fired = codes(result["bad"]) | {r.code for r in result["bad"].eligibility.per_task_reasons}
+    assert fired == set(get_args(ReasonCode))

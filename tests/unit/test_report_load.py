@@ -1,0 +1,201 @@
+"""``agent-benchmarks compare`` as a user runs it: grading on the fly, what it writes (and
+never writes), its outputs, and one clear line with exit 2 for every kind of bad input."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from agent_benchmarks.cli import main
+from agent_benchmarks.errors import InputError
+from agent_benchmarks.report.load import load_run
+from agent_benchmarks.report.markdown import BEGIN_MARKER, END_MARKER
+from agent_benchmarks.report.schema import ComparisonReport
+from tests.support import run_cli
+from tests.unit.report_builders import Attempt, make_run, uniform
+
+
+def snapshot(folder: Path) -> dict[str, str]:
+    return {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.iterdir())
+        if p.is_file()
+    }
+
+
+@pytest.fixture
+def cli(capsys):
+    """``agent-benchmarks`` in this process (the console script itself is run for real by
+    the tests that use ``run_cli``): exit status, stdout and stderr."""
+
+    def call(*args: str) -> subprocess.CompletedProcess[str]:
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse's own refusals
+            code = int(exc.code or 0)
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(list(args), code, out, err)
+
+    return call
+
+
+def one_line_error(result, *needles: str) -> str:
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]
+
+
+def test_grades_on_the_fly_writing_only_scores_json(tmp_path: Path) -> None:
+    run = make_run(tmp_path, "run")
+    before = snapshot(run)
+    out = tmp_path / "out"
+    result = run_cli(
+        "agent-benchmarks", "compare", str(run), "--resamples", "200",
+        "--json-out", str(out / "c.json"), "--markdown-out", str(out / "c.md"),
+        "--html-out", str(out / "c.html"),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    after = snapshot(run)
+    assert set(after) == set(before) | {"scores.json"}
+    assert all(after[name] == digest for name, digest in before.items())
+    assert "grading it with the gaia grader" in result.stderr
+    report = ComparisonReport.model_validate_json((out / "c.json").read_text())
+    assert report.schema_version == 1 and report.resamples == 200 and report.seed == 0
+    assert report.groups[0].rows[0].graded_on_the_fly
+    assert "| #1 |" in (out / "c.md").read_text()
+    assert (out / "c.html").read_text().startswith("<!DOCTYPE html>")
+    assert "headline eligible" in result.stdout
+
+    # Graded now: a second compare reads scores.json and writes nothing.
+    graded = snapshot(run)
+    result = run_cli("agent-benchmarks", "compare", str(run), "--resamples", "50")
+    assert result.returncode == 0 and snapshot(run) == graded
+    assert "grading" not in result.stderr
+
+
+def test_stale_scores_are_regraded_in_memory_and_left_alone(tmp_path: Path) -> None:
+    run = make_run(tmp_path, "run")
+    load_run(run)  # writes scores.json
+    scores = (run / "scores.json").read_bytes()
+    with open(run / "predictions.jsonl", "a") as fh:  # a resume added a row since
+        fh.write((run / "predictions.jsonl").read_text().splitlines()[0].replace(
+            '"task-00"', '"task-10"') + "\n")  # fmt: skip
+    loaded = load_run(run)
+    assert loaded.graded_on_the_fly and any("stale" in w for w in loaded.warnings)
+    assert (run / "scores.json").read_bytes() == scores
+    assert loaded.scores is not None and loaded.scores.n_rows == 11
+
+
+def test_webbench_without_scores_names_the_grading_command(cli, tmp_path: Path) -> None:
+    run = make_run(tmp_path, "wb", uniform(3, Attempt()), suite="webbench")
+    with pytest.raises(InputError, match=f"webbench-grade {run}"):
+        load_run(run)
+    result = cli("compare", str(run))
+    one_line_error(result, "webbench-grade")
+    assert not (run / "scores.json").exists()
+
+
+def test_missing_folder(cli, tmp_path: Path) -> None:
+    result = cli("compare", str(tmp_path / "nope"))
+    one_line_error(result, str(tmp_path / "nope"), "no such run folder")
+
+
+def test_folder_without_predictions(cli, tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    result = cli("compare", str(tmp_path / "empty"))
+    one_line_error(result, "empty", "no predictions.jsonl")
+
+
+def test_a_file_instead_of_a_folder(cli, tmp_path: Path) -> None:
+    run = make_run(tmp_path, "run")
+    result = cli("compare", str(run / "predictions.jsonl"))
+    one_line_error(result, "not a folder")
+
+
+def test_malformed_row_names_file_and_line(cli, tmp_path: Path) -> None:
+    run = make_run(tmp_path, "run")
+    with open(run / "predictions.jsonl", "a") as fh:
+        fh.write('{"id": "x", "suite": "gaia"}\n')
+    result = cli("compare", str(run))
+    one_line_error(result, "predictions.jsonl:11", "invalid prediction row")
+    with open(run / "predictions.jsonl", "a") as fh:
+        fh.write("not json\n{}\n")
+    result = cli("compare", str(run))
+    one_line_error(result, "predictions.jsonl:11")
+
+
+def test_malformed_scores_and_manifest(cli, tmp_path: Path) -> None:
+    run = make_run(tmp_path, "run")
+    (run / "scores.json").write_text('{"suite": "gaia"}')
+    one_line_error(cli("compare", str(run)), "scores.json", "invalid")
+    (run / "scores.json").unlink()
+    (run / "manifest.json").write_text("{}")
+    one_line_error(cli("compare", str(run)), "manifest.json", "invalid")
+
+
+@pytest.mark.parametrize("weights", ["speed=1", "success=x", "success=0", "tokens"])
+def test_bad_weights(cli, tmp_path: Path, weights: str) -> None:
+    run = make_run(tmp_path, "run")
+    result = cli("compare", str(run), "--weights", weights)
+    one_line_error(result, "--weights")
+    assert not (run / "scores.json").exists()  # refused before anything was graded
+
+
+def test_the_same_run_twice(cli, tmp_path: Path) -> None:
+    run = make_run(tmp_path, "run")
+    one_line_error(cli("compare", str(run), str(run)), "given twice")
+
+
+@pytest.mark.parametrize("name", ["predictions.jsonl", "manifest.json", "scores.json"])
+def test_reports_never_overwrite_a_runs_files(cli, tmp_path: Path, name: str) -> None:
+    run = make_run(tmp_path, "run")
+    assert cli("compare", str(run), "--resamples", "20").returncode == 0  # grades: scores.json
+    before = snapshot(run)
+    result = cli("compare", str(run), "--json-out", str(run / name))
+    one_line_error(result, name, "choose another")
+    assert snapshot(run) == before
+
+
+def test_update_doc_replaces_only_the_marked_block(cli, tmp_path: Path) -> None:
+    run = make_run(tmp_path, "run")
+    doc = tmp_path / "doc.md"
+    doc.write_text(f"# Title\n\nintro\n\n{BEGIN_MARKER}\nold tables\n{END_MARKER}\n\nafter\n")
+    result = cli("compare", str(run), "--update-doc", str(doc), "--resamples", "50")
+    assert result.returncode == 0, result.stderr
+    text = doc.read_text()
+    assert text.startswith("# Title\n\nintro\n\n" + BEGIN_MARKER)
+    assert text.endswith(END_MARKER + "\n\nafter\n")
+    assert "old tables" not in text and "### gaia" in text
+
+    unmarked = tmp_path / "plain.md"
+    unmarked.write_text("no markers\n")
+    result = cli("compare", str(run), "--update-doc", str(unmarked))
+    one_line_error(result, "plain.md", "markers")
+    assert unmarked.read_text() == "no markers\n"
+
+
+def test_help_lists_the_commands() -> None:
+    result = run_cli("agent-benchmarks", "--help")
+    assert result.returncode == 0
+    assert "compare RUN_DIR" in result.stdout and "leak-audit RUN_DIR" in result.stdout
+    result = run_cli("agent-benchmarks", "compare", "--help")
+    assert result.returncode == 0 and "--weights" in result.stdout
+
+
+def test_json_output_round_trips(cli, tmp_path: Path) -> None:
+    run = make_run(tmp_path, "run", uniform(10, Attempt(), Attempt(correct=False)))
+    out = tmp_path / "c.json"
+    result = cli("compare", str(run), "--json-out", str(out), "--seed", "3", "--resamples", "100")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(out.read_text())
+    assert data["seed"] == 3
+    row = data["groups"][0]["rows"][0]
+    assert row["pass_at_k"] == {"1": 0.5, "2": 1.0}
+    assert ComparisonReport.model_validate(data).groups[0].rows[0].pass_at_k == {1: 0.5, 2: 1.0}
