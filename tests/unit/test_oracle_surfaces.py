@@ -162,9 +162,15 @@ def test_browser_use_waits_by_polling_until_the_text_appears() -> None:
     step = WaitForText("#restock", "Next restock")
     empty = ToolResult(id="1", text='<p id="restock"></p>')
     full = ToolResult(id="2", text='<p id="restock">Next restock: 3 May 2027</p>')
-    assert BROWSER_USE.advance(step, None, [empty]) == ToolRequest(
+    # the first read goes at once; every further one after a pause, so the page gets
+    # time to change however fast the client turns requests around
+    assert BROWSER_USE.advance(step, None, []) == ToolRequest(
         "browser_get_html", {"selector": "#restock"}
     )
+    assert BROWSER_USE.advance(step, None, [empty]) == ToolRequest(
+        "browser_get_html", {"selector": "#restock"}, BROWSER_USE.poll_pause_s
+    )
+    assert BROWSER_USE.max_polls * BROWSER_USE.poll_pause_s >= 4
     assert isinstance(BROWSER_USE.advance(step, None, [empty, full]), StepDone)
     with pytest.raises(OracleStuck, match="did not appear"):
         BROWSER_USE.advance(step, None, [empty] * BROWSER_USE.max_polls)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -128,10 +129,12 @@ class Oracle:
 
 @dataclass(frozen=True)
 class ToolRequest:
-    """The tool call a surface wants made next."""
+    """The tool call a surface wants made next; ``pause_s`` is how long the model "thinks"
+    before asking for it (a poll must give the page time, as a real model's turn does)."""
 
     name: str
     args: dict[str, Any]
+    pause_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -355,12 +358,14 @@ class BrowserUseSurface:
     placeholder, href: no id or name), so a step on a CSS selector takes three calls, as it
     would take a model: read the page's HTML to find the element, read the state, act on the
     matching index. It has no wait tool (a wait is a poll of ``browser_get_html``, bounded
-    by :attr:`max_polls`) and no select tool (a select is typed into, with the option's
-    label). Reads return HTML, without shadow roots or iframe documents.
+    by :attr:`max_polls` and paced by :attr:`poll_pause_s`, so it does not depend on how
+    fast the client turns requests around) and no select tool (a select is typed into, with
+    the option's label). Reads return HTML, without shadow roots or iframe documents.
     """
 
     name = "browser-use"
-    max_polls = 40
+    max_polls = 20
+    poll_pause_s = 0.25
 
     def advance(self, step: Step, url: str | None, results: Sequence[ToolResult]) -> Advance:
         done = len(results)
@@ -382,7 +387,8 @@ class BrowserUseSurface:
                     return StepDone(results[-1].text)
                 if done >= self.max_polls:
                     raise OracleStuck(f"{selector} did not appear after {done} reads")
-                return ToolRequest("browser_get_html", {"selector": selector})
+                pause = self.poll_pause_s if done else 0.0
+                return ToolRequest("browser_get_html", {"selector": selector}, pause)
             case (
                 Click(selector=selector)
                 | Check(selector=selector)
@@ -498,6 +504,7 @@ class OraclePolicy(StepPolicy):
                 if isinstance(decision, StepDone):
                     break
                 if used == len(results):
+                    time.sleep(decision.pause_s)
                     return self.call(conv, decision.name, **decision.args)
                 own.append(results[used])
                 used += 1
