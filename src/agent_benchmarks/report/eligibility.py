@@ -39,9 +39,9 @@ MIN_TASKS = 10
 MIN_ATTEMPTS_PER_TASK = 20
 HEADLINE_MODES = ("live", "recorded")
 # Where a manifest's settings may record a budget, first match wins: an explicit
-# ``settings.budgets`` block, then the backend's settings (and a ``limits`` block inside
+# ``budgets`` block (the run's ``settings.budgets``, then ``settings.backend.budgets``, where
+# the backends write theirs), then the backend's settings (and a ``limits`` block inside
 # them, as agent-browser's chat loop records its hard-coded caps), then the run's flags.
-BUDGET_SOURCES = ("budgets", "backend", "flags")
 # A budget the run declares it does not have (the program offers no such cap): recorded,
 # so a reader knows, and compared like any value.
 UNCAPPED = "uncapped"
@@ -119,9 +119,7 @@ def budgets_of(run: LoadedRun) -> dict[str, float | str | None]:
     if manifest is None:
         return {"timeout_s": None, **dict.fromkeys(BUDGET_KEYS)}
     budgets: dict[str, float | str | None] = {"timeout_s": manifest.timeout_s}
-    declared = {
-        k: v for block in _budget_blocks(manifest.settings, declared=True) for k, v in block.items()
-    }
+    declared = {k: v for block in _declared_blocks(manifest.settings) for k, v in block.items()}
     for budget, keys in BUDGET_KEYS.items():
         found = next(
             (block[k] for block in _budget_blocks(manifest.settings) for k in keys
@@ -137,18 +135,16 @@ def budgets_of(run: LoadedRun) -> dict[str, float | str | None]:
     return budgets
 
 
-def _budget_blocks(settings: dict[str, Any], declared: bool = False) -> list[dict[str, Any]]:
-    """Where budgets are recorded; with ``declared``, only the explicit ``budgets`` blocks
-    (the run's, the backend's), the ones that may say a cap does not exist."""
+def _declared_blocks(settings: dict[str, Any]) -> list[dict[str, Any]]:
+    """The explicit ``budgets`` blocks: the only ones where null declares a cap absent."""
     backend = settings.get("backend")
-    explicit = [
-        settings.get("budgets"),
-        backend.get("budgets") if isinstance(backend, dict) else None,
-    ]
-    if declared:
-        return [b for b in explicit if isinstance(b, dict)]
-    blocks = [b for b in explicit if isinstance(b, dict)]
-    for source in BUDGET_SOURCES[1:]:
+    backend_budgets = backend.get("budgets") if isinstance(backend, dict) else None
+    return [b for b in (settings.get("budgets"), backend_budgets) if isinstance(b, dict)]
+
+
+def _budget_blocks(settings: dict[str, Any]) -> list[dict[str, Any]]:
+    blocks = _declared_blocks(settings)
+    for source in ("backend", "flags"):
         block = settings.get(source)
         if isinstance(block, dict):
             blocks.append(block)
