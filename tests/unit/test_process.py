@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -90,6 +91,24 @@ def test_child_sees_cwd_env_and_marker(tmp_path: Path) -> None:
     cwd, greeting, marker = run_process(spec).stdout.splitlines()
     assert (cwd, greeting) == (str(tmp_path), "hello")
     assert len(marker) == 32
+
+
+def test_each_attempt_gets_a_private_tmpdir_removed_afterwards(tmp_path: Path) -> None:
+    # A detached grandchild writes into TMPDIR and is still running when the leader exits,
+    # as a browser daemon's profile would be: the folder goes all the same.
+    code = (
+        "import os, subprocess, sys, tempfile; d = tempfile.mkdtemp(dir=os.environ['TMPDIR']);"
+        "open(os.path.join(d, 'profile'), 'w').write('x');"
+        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)'],"
+        " start_new_session=True); print(os.environ['TMPDIR'])"
+    )
+    first = run_process(python(code, tmp=tmp_path))
+    second = run_process(python(code, tmp=tmp_path))
+    used = Path(first.stdout.strip())
+    assert used.parent == Path(tempfile.gettempdir())
+    assert used != Path(second.stdout.strip())
+    assert first.stray_killed == 1
+    assert not used.exists() and not Path(second.stdout.strip()).exists()
 
 
 def test_large_output_on_both_streams_does_not_deadlock(tmp_path: Path) -> None:

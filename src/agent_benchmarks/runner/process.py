@@ -10,7 +10,9 @@ reused by an unrelated process while we still signal the group.
 Browsers and daemons escape process groups (setsid, double fork), so every attempt also
 gets a unique value in ``MARKER_ENV``. Children inherit it, and once the leader has exited
 every process still carrying it is killed. When the memory cap is a cgroup, its members
-are killed as well, which also catches processes that scrubbed their environment.
+are killed as well, which also catches processes that scrubbed their environment. Each
+attempt also gets its own ``TMPDIR``, removed when it ends, so what a killed program left
+in temp (a browser profile) goes too.
 
 Linux only (5.3 or later, for pidfd_open): pidfds, cgroups and /proc.
 """
@@ -24,9 +26,11 @@ import os
 import re
 import resource
 import select
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -102,7 +106,11 @@ def run_process(spec: ProcessSpec, cancel: threading.Event | None = None) -> Pro
     """Run ``spec`` to its end, deadline or cancellation; never raises for a spawn failure."""
     started = time.monotonic()
     marker = uuid.uuid4().hex
-    env = {**spec.env, MARKER_ENV: marker}
+    # A private TMPDIR, removed when the attempt ends: what its programs leave in temp
+    # (a killed agent-browser daemon's Chromium profile, ...) goes with it. Short, under the
+    # system temp, because Chromium puts its singleton socket there (108-byte path limit).
+    tmpdir = tempfile.mkdtemp(prefix="agent-benchmarks-attempt-")
+    env = {**spec.env, MARKER_ENV: marker, "TMPDIR": tmpdir}
     method = memory_cap_method() if spec.memory_max_mb is not None else None
     cgroup: _AttemptCgroup | None = None
     rlimit_bytes: int | None = None
@@ -133,6 +141,7 @@ def run_process(spec: ProcessSpec, cancel: threading.Event | None = None) -> Pro
     except (OSError, subprocess.SubprocessError) as exc:
         if cgroup is not None:
             cgroup.remove()
+        shutil.rmtree(tmpdir, ignore_errors=True)
         return ProcessResult(
             returncode=None,
             stdout="",
@@ -157,6 +166,7 @@ def run_process(spec: ProcessSpec, cancel: threading.Event | None = None) -> Pro
         cgroup_oom = cgroup is not None and cgroup.oom_kills() > 0
         if cgroup is not None:
             cgroup.remove()
+        shutil.rmtree(tmpdir, ignore_errors=True)
 
     stderr = pipes.stderr.decode("utf-8", errors="replace")
     ended_by = -returncode if returncode < 0 else None
