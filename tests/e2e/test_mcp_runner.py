@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -95,8 +96,10 @@ def test_localweb_end_to_end_on_each_backend(backend: str, tmp_path: Path) -> No
         assert {"browser_screenshot", "retry_with_browser_use_agent", "browser_close_all"} <= set(
             settings["excluded_tools"]
         )
-        # the per-attempt Chrome profile is removed when the attempt ends
-        assert not list(run_dir.glob("attempts/*/*/browser-use-profile"))
+        # browser-use ran with its own HOME (nothing of it in Claude Code's), and that HOME
+        # with its Chrome profile is removed when the attempt ends
+        assert not list(run_dir.glob("attempts/*/*/home/.config/browseruse"))
+        assert not list(run_dir.glob("attempts/*/*/browser-use-home"))
     # Nothing of any attempt runs on: claude, the MCP server, agent-browser daemons and
     # the browsers carry the run folder in their argv or environment.
     assert not left_running(run_dir)
@@ -109,6 +112,7 @@ def test_a_hanging_backend_is_cut_at_the_timeout_with_nothing_left(
     """The page never finishes loading, so the browser tool call hangs: the attempt is cut
     at --timeout, recorded as a timeout, and the whole tree (browser included) is gone."""
     run_dir = tmp_path / backend
+    temp_before = _temp_browser_profiles()
     proc = run_cli(
         "localweb-mcp-run",
         "--backend",
@@ -130,6 +134,14 @@ def test_a_hanging_backend_is_cut_at_the_timeout_with_nothing_left(
     (row,) = _rows(run_dir)
     assert row.status == "timeout" and 20 <= row.duration_s < 35
     assert not left_running(run_dir)
+    # The killed daemon could not delete its Chromium profile; the attempt's private
+    # TMPDIR took it along, so the system temp folder gained none.
+    assert _temp_browser_profiles() == temp_before
+
+
+def _temp_browser_profiles() -> set[Path]:
+    temp = Path(tempfile.gettempdir())
+    return {*temp.glob("agent-browser-chrome-*"), *temp.glob("org.chromium.Chromium.*")}
 
 
 def test_each_backend_names_its_missing_prerequisite(tmp_path: Path) -> None:

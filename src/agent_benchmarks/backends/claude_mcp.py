@@ -152,7 +152,14 @@ def _chromium_programs(settings: McpSettings) -> dict[str, str]:
     }
 
 
+# The browser-use server's own HOME in the attempt folder, removed when the attempt ends:
+# browser-use keeps its Chrome profile under ~/.config/browseruse whatever
+# BROWSER_USE_CONFIG_DIR says, and parallel workers sharing a profile hang on Chrome's lock.
+BROWSER_USE_STATE = "browser-use-home"
+
+
 def _browser_use_server(settings: McpSettings, workdir: Path) -> dict[str, Any]:
+    home = workdir / BROWSER_USE_STATE
     return {
         "type": "stdio",
         "command": settings.browser_use_python or str(BROWSER_USE_PYTHON),
@@ -163,15 +170,10 @@ def _browser_use_server(settings: McpSettings, workdir: Path) -> dict[str, Any]:
             "ANONYMIZED_TELEMETRY": "false",
             "BROWSER_USE_CLOUD_SYNC": "false",
             "BROWSER_USE_VERSION_CHECK": "false",
-            # A private config and Chrome profile per attempt: parallel workers sharing one
-            # profile hang on Chrome's profile lock. Removed when the attempt ends.
-            "BROWSER_USE_CONFIG_DIR": str(workdir / BROWSER_USE_STATE),
-            "HOME": str(workdir / "home"),
+            "BROWSER_USE_CONFIG_DIR": str(home / "config"),
+            "HOME": str(home),
         },
     }
-
-
-BROWSER_USE_STATE = "browser-use-profile"
 
 
 def _browser_use_programs(settings: McpSettings) -> dict[str, str]:
