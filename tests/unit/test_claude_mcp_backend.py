@@ -3,17 +3,17 @@ in its environment, and what an attempt's folder keeps."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from agent_benchmarks.backends.base import PreparedTask
 from agent_benchmarks.backends.claude_mcp import (
-    BROWSER_USE_STATE,
     SERVERS,
     ClaudeMcpBackend,
     McpSettings,
+    attempt_server,
 )
 from agent_benchmarks.records import TaskInput
-from agent_benchmarks.runner.process import ProcessResult
 
 
 def _settings(backend: str) -> McpSettings:
@@ -29,34 +29,44 @@ def _settings(backend: str) -> McpSettings:
     )
 
 
-def test_browser_use_keeps_everything_of_its_own_in_one_discarded_folder(tmp_path: Path):
-    settings = _settings("browser-use")
-    server = SERVERS["browser-use"].server(settings, tmp_path)
-    # browser-use writes its Chrome profile under $HOME whatever its config dir says, so
-    # both point into the folder the attempt discards (never Claude Code's HOME).
-    home = Path(server["env"]["HOME"])
-    assert home == tmp_path / BROWSER_USE_STATE
-    assert Path(server["env"]["BROWSER_USE_CONFIG_DIR"]).is_relative_to(home)
-    assert BROWSER_USE_STATE in SERVERS["browser-use"].discard
+def test_every_server_keeps_its_temp_files_in_the_attempt_temp_folder(tmp_path: Path):
+    """Claude Code starts a stdio server with only a few variables of its own (no TMPDIR),
+    so each server is told the attempt's temp folder, which the engine removes: browser
+    profiles, downloads and sockets must not outlive the attempt in the system temp."""
+    workdir, tmpdir = tmp_path / "attempt", tmp_path / "t"
+    for name, definition in SERVERS.items():
+        env = attempt_server(definition, _settings(name), workdir, tmpdir)["env"]
+        assert env["TMPDIR"] == str(tmpdir), name
+        if "AGENT_BROWSER_SOCKET_DIR" in env:
+            assert Path(env["AGENT_BROWSER_SOCKET_DIR"]).parent == tmpdir
+    env = attempt_server(SERVERS["browser-use"], _settings("browser-use"), workdir, tmpdir)["env"]
+    # browser-use writes its Chrome profile under $HOME whatever its config dir says: both
+    # are in the temp folder, never in Claude Code's HOME or the attempt folder.
+    home = Path(env["HOME"])
+    assert home.parent == tmpdir
+    assert Path(env["BROWSER_USE_CONFIG_DIR"]).is_relative_to(home)
+    assert {"agent-browser", "agent-browser-lightpanda"} <= {
+        n
+        for n, d in SERVERS.items()
+        if "AGENT_BROWSER_SOCKET_DIR" in d.server(_settings(n), workdir, tmpdir)["env"]
+    }
 
 
-def test_the_attempt_folder_loses_its_discarded_state_and_keeps_the_rest(tmp_path: Path):
-    profile = tmp_path / BROWSER_USE_STATE / ".config" / "browseruse" / "profiles"
-    profile.mkdir(parents=True)
-    (profile / "Local State").write_text("{}")
-    (tmp_path / "home").mkdir()
+def test_the_command_hands_claude_the_servers_temp_folder(tmp_path: Path):
     backend = ClaudeMcpBackend(_settings("browser-use"), SERVERS["browser-use"], {})
     prepared = PreparedTask(
         task=TaskInput(suite="localweb", id="t", question="q"),
         attempt=1,
         text="q",
         system_prompt=None,
-        workdir=tmp_path,
+        workdir=tmp_path / "attempt",
+        tmpdir=tmp_path / "t",
     )
-    outcome = backend.outcome(prepared, ProcessResult(0, "", "", 1.0))
-    assert outcome.status == "error"  # no stream at all: not an answer
-    assert not (tmp_path / BROWSER_USE_STATE).exists()
-    assert (tmp_path / "home").exists()
+    argv = backend.command(prepared).argv
+    config = json.loads(argv[argv.index("--mcp-config") + 1])
+    (server,) = config["mcpServers"].values()
+    assert server["env"]["TMPDIR"] == str(tmp_path / "t")
+    assert server["env"]["HOME"] == str(tmp_path / "t" / "browser-use-home")
 
 
 def test_budgets_are_declared_and_passed_to_claude(tmp_path: Path) -> None:

@@ -428,8 +428,9 @@ class AgentBrowserChatBackend:
         env = {k: v for k, v in os.environ.items() if not k.startswith(_SCRUBBED_PREFIXES)}
         if "AI_GATEWAY_API_KEY" in os.environ:
             env["AI_GATEWAY_API_KEY"] = os.environ["AI_GATEWAY_API_KEY"]
-        # The socket path must stay under 103 bytes, and the run folder may be deep.
-        socket_dir = Path("/tmp") / f"abc-{os.getpid()}-{short_id(workdir)}"
+        # The socket path must stay under 103 bytes, and the run folder may be deep: the
+        # attempt's temp folder is short, and removed when the attempt ends.
+        socket_dir = prepared.tmpdir / "sockets"
         env |= {
             "HOME": str(home),
             "AGENT_BROWSER_NO_VERSION_CHECK": "1",

@@ -36,6 +36,9 @@ class PreparedTask:
     base_url: str | None = None
     block_urls: tuple[str, ...] = ()
     workdir: Path = Path(".")
+    # The attempt's private temp folder (its programs' TMPDIR, sockets), removed when the
+    # attempt ends; the engine sets it (runner/scratch.py).
+    tmpdir: Path = Path("/nonexistent-tmpdir")
     # What the suite did to get here (attachments handling, the episode's site prefix).
     details: dict[str, Any] = field(default_factory=dict)
 

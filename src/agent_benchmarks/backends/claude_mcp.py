@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,14 +72,11 @@ class McpServerDef:
     """One browser MCP server: how to start it and which of its tools are out of bounds."""
 
     name: str
-    # (settings, attempt folder) -> the mcpServers entry for Claude Code
-    server: Callable[[McpSettings, Path], dict[str, Any]]
+    # (settings, attempt folder, attempt temp folder) -> the mcp-config entry
+    server: Callable[[McpSettings, Path, Path], dict[str, Any]]
     excluded_tools: frozenset[str] = frozenset()
     why_excluded: str = ""
     programs: Callable[[McpSettings], dict[str, str]] = lambda settings: {}
-    # Folders of the attempt's workdir removed when it ends (browser profiles: large, and
-    # nothing in them is evidence).
-    discard: tuple[str, ...] = ()
 
 
 class McpSettings(BaseModel):
@@ -101,7 +99,7 @@ class McpSettings(BaseModel):
     excluded_tools: list[str] = []
 
 
-def _lightpanda_server(settings: McpSettings, workdir: Path) -> dict[str, Any]:
+def _lightpanda_server(settings: McpSettings, workdir: Path, tmpdir: Path) -> dict[str, Any]:
     return {
         "type": "stdio",
         "command": settings.lightpanda,
@@ -110,7 +108,7 @@ def _lightpanda_server(settings: McpSettings, workdir: Path) -> dict[str, Any]:
     }
 
 
-def _agent_browser_env(settings: McpSettings, workdir: Path) -> dict[str, str]:
+def _agent_browser_env(settings: McpSettings, workdir: Path, tmpdir: Path) -> dict[str, str]:
     return {
         "AGENT_BROWSER_BIN": settings.agent_browser or "agent-browser",
         # One daemon per attempt: sessions never share a browser, and the wrapper closes
@@ -119,21 +117,23 @@ def _agent_browser_env(settings: McpSettings, workdir: Path) -> dict[str, str]:
         "AGENT_BROWSER_NO_VERSION_CHECK": "1",
         "HOME": str(workdir / "home"),
         # agent-browser's socket path must stay under 103 bytes; HOME may be deep.
-        "AGENT_BROWSER_SOCKET_DIR": str(Path("/tmp") / f"abs-{os.getpid()}-{short_id(workdir)}"),
+        "AGENT_BROWSER_SOCKET_DIR": str(tmpdir / "sockets"),
     }
 
 
-def _agent_browser_server(settings: McpSettings, workdir: Path) -> dict[str, Any]:
+def _agent_browser_server(settings: McpSettings, workdir: Path, tmpdir: Path) -> dict[str, Any]:
     return {
         "type": "stdio",
         "command": sys.executable,
         "args": [str(WRAPPER)],
-        "env": _agent_browser_env(settings, workdir),
+        "env": _agent_browser_env(settings, workdir, tmpdir),
     }
 
 
-def _agent_browser_lightpanda_server(settings: McpSettings, workdir: Path) -> dict[str, Any]:
-    server = _agent_browser_server(settings, workdir)
+def _agent_browser_lightpanda_server(
+    settings: McpSettings, workdir: Path, tmpdir: Path
+) -> dict[str, Any]:
+    server = _agent_browser_server(settings, workdir, tmpdir)
     server["env"] |= {
         "AGENT_BROWSER_ENGINE": "lightpanda",
         "AGENT_BROWSER_EXECUTABLE_PATH": settings.lightpanda,
@@ -152,14 +152,11 @@ def _chromium_programs(settings: McpSettings) -> dict[str, str]:
     }
 
 
-# The browser-use server's own HOME in the attempt folder, removed when the attempt ends:
-# browser-use keeps its Chrome profile under ~/.config/browseruse whatever
-# BROWSER_USE_CONFIG_DIR says, and parallel workers sharing a profile hang on Chrome's lock.
-BROWSER_USE_STATE = "browser-use-home"
-
-
-def _browser_use_server(settings: McpSettings, workdir: Path) -> dict[str, Any]:
-    home = workdir / BROWSER_USE_STATE
+def _browser_use_server(settings: McpSettings, workdir: Path, tmpdir: Path) -> dict[str, Any]:
+    # browser-use's own HOME, in the attempt's temp folder (removed when the attempt ends):
+    # it keeps its Chrome profile under ~/.config/browseruse whatever BROWSER_USE_CONFIG_DIR
+    # says, and parallel workers sharing a profile hang on Chrome's lock.
+    home = tmpdir / "browser-use-home"
     return {
         "type": "stdio",
         "command": settings.browser_use_python or str(BROWSER_USE_PYTHON),
@@ -223,9 +220,20 @@ SERVERS: dict[str, McpServerDef] = {
         "retry_with_browser_use_agent hand the page to browser-use's own LLM (tokens the row "
         "cannot count, and a second model); the session tools are not browsing",
         programs=_browser_use_programs,
-        discard=(BROWSER_USE_STATE,),
     ),
 }
+
+
+def attempt_server(
+    definition: McpServerDef, settings: McpSettings, workdir: Path, tmpdir: Path
+) -> dict[str, Any]:
+    """The server's mcp-config entry with the attempt's temp folder as its TMPDIR. Claude
+    Code starts stdio servers with a few variables of its own plus the entry's ``env``
+    (TMPDIR is not among them), so without this the browsers' profiles and downloads would
+    land in the system temp folder and outlive the attempt."""
+    server = definition.server(settings, workdir, tmpdir)
+    server["env"] = {**server.get("env", {}), "TMPDIR": str(tmpdir)}
+    return server
 
 
 async def _list_tools(server: dict[str, Any], cwd: Path) -> list[str]:
@@ -246,7 +254,7 @@ async def _list_tools(server: dict[str, Any], cwd: Path) -> list[str]:
 
 def discover_tools(definition: McpServerDef, settings: McpSettings, scratch: Path) -> list[str]:
     """The tools the server really offers, asked over MCP (also proves it starts)."""
-    server = definition.server(settings, scratch)
+    server = attempt_server(definition, settings, scratch, scratch)
     (scratch / "home").mkdir(parents=True, exist_ok=True)
     try:
         return anyio.run(_list_tools, server, scratch)
@@ -282,7 +290,8 @@ class ClaudeMcpBackend:
         s = self.config
         home = prepared.workdir / "home"
         home.mkdir(parents=True, exist_ok=True)
-        config = {"mcpServers": {SERVER_NAME: self.definition.server(s, prepared.workdir)}}
+        server = attempt_server(self.definition, s, prepared.workdir, prepared.tmpdir)
+        config = {"mcpServers": {SERVER_NAME: server}}
         allowed = [f"mcp__{SERVER_NAME}__{tool}" for tool in s.allowed_tools]
         denied = list(BUILT_IN_TOOLS) + [f"mcp__{SERVER_NAME}__{t}" for t in s.excluded_tools]
         argv = [
@@ -314,8 +323,6 @@ class ClaudeMcpBackend:
         )
 
     def outcome(self, prepared: PreparedTask, result: ProcessResult) -> AgentOutcome:
-        for folder in self.definition.discard:
-            shutil.rmtree(prepared.workdir / folder, ignore_errors=True)
         run = parse_stream(result.stdout)
         audit = audit_calls(run.calls, SERVER_NAME, set(self.config.allowed_tools))
         details: dict[str, Any] = {
@@ -447,7 +454,7 @@ def build(
         base_url=args.base_url,
     )
     versions |= definition.programs(settings)
-    scratch = Path(os.environ.get("TMPDIR", "/tmp")) / f"agent-benchmarks-probe-{os.getpid()}"
+    scratch = Path(tempfile.mkdtemp(prefix="agent-benchmarks-probe-"))
     try:
         offered = discover_tools(definition, settings, scratch)
     finally:

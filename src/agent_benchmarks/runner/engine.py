@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import shutil
 import signal
 import threading
 import time
@@ -35,6 +36,7 @@ from agent_benchmarks.runner.executor import Executor
 from agent_benchmarks.runner.plan import AttemptKey
 from agent_benchmarks.runner.process import ProcessResult, run_process
 from agent_benchmarks.runner.progress import RunProgress
+from agent_benchmarks.runner.scratch import new_attempt_tmpdir, sweep_attempt_tmpdirs
 from agent_benchmarks.runner.session import TaskSession
 from agent_benchmarks.storage import PredictionsWriter
 
@@ -69,14 +71,16 @@ class AttemptRunner:
         task = self.tasks[key.task_id]
         started = time.monotonic()
         result: ProcessResult | None = None
+        tmpdir = new_attempt_tmpdir(self.run_dir)
         try:
             workdir = self.workdir(key)
             workdir.mkdir(parents=True, exist_ok=True)
-            prepared = self.session.prepare(task, key, workdir)
+            prepared = replace(self.session.prepare(task, key, workdir), tmpdir=tmpdir)
             spec = replace(
                 self.backend.command(prepared),
                 timeout_s=self.timeout_s,
                 memory_max_mb=self.memory_max_mb,
+                tmpdir=tmpdir,
             )
             result = run_process(spec, cancel)
             with self._lock:
@@ -93,6 +97,8 @@ class AttemptRunner:
                 details={"traceback": redact_text(traceback.format_exc(limit=8))},
             )
             prediction, answer_details, prepared = None, {}, None
+        finally:
+            shutil.rmtree(tmpdir, ignore_errors=True)
         status = outcome.status
         if status == "ok" and not (prediction or "").strip():
             status = "empty"  # e.g. an empty <ANSWER></ANSWER>
@@ -230,6 +236,11 @@ def execute(
     counts: Counter[str] = Counter()
     contaminated: list[str] = []
     written = 0
+    # A harness killed outright (SIGKILL, a lost machine) never removed its attempts' temp
+    # folders: this run's next session does, before starting its own.
+    left = sweep_attempt_tmpdirs(runner.run_dir)
+    if left and console is not None:
+        console.print(f"removed {len(left)} temp folder(s) an earlier session of this run left")
     with (
         PredictionsWriter(predictions_path) as writer,
         RunProgress(len(keys), title, console) as progress,

@@ -82,6 +82,9 @@ class ProcessSpec:
     timeout_s: float | None  # wall clock; None = no limit
     memory_max_mb: int | None = None
     stdin_text: str | None = None  # None -> stdin is /dev/null
+    # The attempt's private TMPDIR when its owner made it (the engine: runner/scratch.py)
+    # and removes it; None -> run_process makes one and removes it itself.
+    tmpdir: Path | None = None
 
 
 @dataclass
@@ -109,8 +112,9 @@ def run_process(spec: ProcessSpec, cancel: threading.Event | None = None) -> Pro
     # A private TMPDIR, removed when the attempt ends: what its programs leave in temp
     # (a killed agent-browser daemon's Chromium profile, ...) goes with it. Short, under the
     # system temp, because Chromium puts its singleton socket there (108-byte path limit).
-    tmpdir = tempfile.mkdtemp(prefix="agent-benchmarks-attempt-")
-    env = {**spec.env, MARKER_ENV: marker, "TMPDIR": tmpdir}
+    own_tmpdir = spec.tmpdir is None
+    tmpdir = tempfile.mkdtemp(prefix="agent-benchmarks-attempt-") if own_tmpdir else spec.tmpdir
+    env = {**spec.env, MARKER_ENV: marker, "TMPDIR": str(tmpdir)}
     method = memory_cap_method() if spec.memory_max_mb is not None else None
     cgroup: _AttemptCgroup | None = None
     rlimit_bytes: int | None = None
@@ -141,7 +145,8 @@ def run_process(spec: ProcessSpec, cancel: threading.Event | None = None) -> Pro
     except (OSError, subprocess.SubprocessError) as exc:
         if cgroup is not None:
             cgroup.remove()
-        shutil.rmtree(tmpdir, ignore_errors=True)
+        if own_tmpdir:
+            shutil.rmtree(tmpdir, ignore_errors=True)
         return ProcessResult(
             returncode=None,
             stdout="",
@@ -166,7 +171,8 @@ def run_process(spec: ProcessSpec, cancel: threading.Event | None = None) -> Pro
         cgroup_oom = cgroup is not None and cgroup.oom_kills() > 0
         if cgroup is not None:
             cgroup.remove()
-        shutil.rmtree(tmpdir, ignore_errors=True)
+        if own_tmpdir:
+            shutil.rmtree(tmpdir, ignore_errors=True)
 
     stderr = pipes.stderr.decode("utf-8", errors="replace")
     ended_by = -returncode if returncode < 0 else None
