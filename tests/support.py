@@ -1,8 +1,9 @@
 """Builders shared by unit and end-to-end tests: small datasets in each suite's real schema.
 
 The GAIA and AssistantBench rows are made up (the real data sets are gated or third-party
-and are never copied here); only their shape is real. WebBench tests read the shared copy
-of the real table from ``../shared/data/webbench``.
+and are never copied here); only their shape is real. WebBench tests read small fixture
+tables in the real schema (``tests/fixtures/webbench``), and the copy of the READ table
+shipped in the package where they need the whole table.
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ import pyarrow.parquet as pq
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
-WEBBENCH_CSV = SHARED / "data" / "webbench" / "webbenchfinal.csv"
-WEBBENCH_HITL_CSV = SHARED / "data" / "webbench" / "webbench_hitl_final.csv"
+FIXTURES = REPO / "tests" / "fixtures"
+WEBBENCH_CSV = FIXTURES / "webbench" / "webbench_sample.csv"
+WEBBENCH_HITL_CSV = FIXTURES / "webbench" / "webbench_hitl_sample.csv"
 
 GAIA_ROWS = [
     {

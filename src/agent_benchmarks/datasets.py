@@ -53,6 +53,9 @@ class DatasetSpec:
     keep_row: Callable[[dict[str, Any]], bool] = lambda row: True
     # Per-site sampling default: WebBench takes one task per site unless told otherwise.
     default_per_site: int = 0
+    # A copy of the suite's rows shipped inside the package (where the dataset's licence
+    # allows it; its source beside it), used when the Hub cannot be reached.
+    bundled_copy: Path | None = None
 
 
 @dataclass
@@ -182,6 +185,14 @@ def _rows_to_tasks(
 # --- loading ----------------------------------------------------------------------------
 
 
+class HubUnreachable(InputError):
+    """The Hub (or its cache, offline) could not give the dataset."""
+
+    def __init__(self, message: str, cause: str):
+        super().__init__(message)
+        self.cause = cause
+
+
 def load_dataset_file(spec: DatasetSpec, path: Path, split: str) -> LoadedDataset:
     path = Path(path).expanduser().resolve()
     rows, columns = read_table(path)
@@ -213,10 +224,11 @@ def load_dataset_hub(
     except GatedRepoError:
         raise InputError(spec.gated_help) from None
     except (LocalEntryNotFoundError, HfHubHTTPError, OSError) as exc:
-        raise InputError(
-            f"cannot get {spec.hub_repo} from the Hugging Face Hub ({type(exc).__name__}: "
-            f"{str(exc).splitlines()[0] if str(exc) else 'no detail'}); "
-            "pass --dataset-file with a local copy to run offline"
+        cause = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'no detail'}"
+        raise HubUnreachable(
+            f"cannot get {spec.hub_repo} from the Hugging Face Hub ({cause}); "
+            "pass --dataset-file with a local copy to run offline",
+            cause=cause,
         ) from None
     path = snapshot / table_path
     if not path.is_file():
@@ -236,6 +248,25 @@ def load_dataset_hub(
     return LoadedDataset(tasks=tasks, source=source, split=split)
 
 
+def load_dataset_bundled(spec: DatasetSpec, split: str, note: str | None = None) -> LoadedDataset:
+    """The copy shipped in the package; the source says so, with ``note`` (why it was used)."""
+    if spec.bundled_copy is None:
+        raise InputError(f"{spec.suite} ships no copy of its dataset")
+    path = spec.bundled_copy
+    rows, columns = read_table(path)
+    _require_columns(path, columns, spec.required_columns)
+    tasks = _rows_to_tasks(spec, path, rows, RowContext(split=split, base_dirs=(path.parent,)))
+    package_root = Path(__file__).resolve().parent.parent
+    source = DatasetSource(
+        kind="bundled",
+        hf_id=spec.hub_repo,
+        path=str(path.resolve().relative_to(package_root)),
+        sha256=sha256_file(path),
+        note=note,
+    )
+    return LoadedDataset(tasks=tasks, source=source, split=split)
+
+
 def load_tasks(
     spec: DatasetSpec,
     split: str | None = None,
@@ -243,6 +274,8 @@ def load_tasks(
     config: str | None = None,
     revision: str | None = None,
 ) -> LoadedDataset:
+    """From ``dataset_file``, else the Hub; a suite that ships a copy falls back to it when
+    the Hub cannot be reached (never when a run asks for a given Hub revision)."""
     split = split or spec.default_split
     if split not in spec.splits:
         raise InputError(
@@ -251,7 +284,13 @@ def load_tasks(
         )
     if dataset_file is not None:
         return load_dataset_file(spec, dataset_file, split)
-    return load_dataset_hub(spec, split, config=config, revision=revision)
+    try:
+        return load_dataset_hub(spec, split, config=config, revision=revision)
+    except HubUnreachable as exc:
+        if spec.bundled_copy is None or revision is not None:
+            raise
+        note = f"the Hub could not be reached ({exc.cause}): the copy in the package was used"
+        return load_dataset_bundled(spec, split, note=note)
 
 
 # --- selection --------------------------------------------------------------------------

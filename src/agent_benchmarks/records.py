@@ -143,7 +143,8 @@ class PredictionRow(SuiteFields):
 
 class DatasetSource(_Record):
     """Where tasks came from: the Hub (id, config, revision), a local file (path, sha256), or
-    bundled with the harness (localweb: sha256 of its tasks and contracts)."""
+    bundled with the harness (localweb: sha256 of its tasks and contracts; WebBench: the
+    shipped copy of the Hub table, with ``hf_id`` naming what it copies)."""
 
     kind: Literal["hub", "file", "bundled"]
     hf_id: str | None = None
@@ -151,6 +152,7 @@ class DatasetSource(_Record):
     revision: str | None = None
     path: str | None = None
     sha256: str | None = None
+    note: str | None = None  # why this source was used, when it was not the one asked for
 
 
 class RunSession(_Record):

@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 
 from agent_benchmarks.assistantbench import DATASET as AB
-from agent_benchmarks.datasets import Selection, load_tasks, select_tasks, site_of
+from agent_benchmarks.datasets import (
+    Selection,
+    load_dataset_bundled,
+    load_tasks,
+    select_tasks,
+    site_of,
+)
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.gaia import DATASET as GAIA
 from agent_benchmarks.webbench import DATASET as WEBBENCH
@@ -73,17 +79,45 @@ def test_assistantbench_jsonl(assistantbench_file: Path) -> None:
     assert [t.difficulty for t in loaded.tasks] == ["Easy", "Medium", "Hard"]
 
 
-def test_webbench_real_table_counts() -> None:
+def test_webbench_fixture_table_keeps_read_rows() -> None:
     loaded = load_tasks(WEBBENCH, dataset_file=WEBBENCH_CSV)
+    assert [t.id for t in loaded.tasks] == ["0", "2", "3", "4", "6", "7", "9", "11"]
+    assert all(t.category == "READ" and t.gold is None for t in loaded.tasks)
+    # www., upper case, a trailing slash and a port all reduce to the host.
+    assert [t.web_name for t in loaded.tasks] == [
+        "acehardware.com",
+        "acehardware.com",
+        "acehardware.com",
+        "agoda.com",
+        "agoda.com",
+        "allrecipes.com",
+        "shop.example.org",
+        "agoda.com",
+    ]
+    assert loaded.tasks[0].question.splitlines()[1].startswith("Only use http://acehardware.com")
+    assert loaded.source.kind == "file"
+
+
+# The whole READ table: the copy shipped in the package (what an offline run uses).
+def _bundled_webbench():
+    return load_dataset_bundled(WEBBENCH, "train")
+
+
+def test_webbench_shipped_table_counts() -> None:
+    loaded = _bundled_webbench()
     assert len(loaded.tasks) == 1637
     assert all(t.category == "READ" for t in loaded.tasks)
     assert len({t.web_name for t in loaded.tasks}) == 448
     assert loaded.tasks[0].web_name == "acehardware.com"
     assert all(t.gold is None for t in loaded.tasks)
+    source = loaded.source
+    assert (source.kind, source.hf_id) == ("bundled", "Halluminate/WebBench")
+    assert source.path == "agent_benchmarks/webbench/data/webbench_read.csv"
+    assert source.sha256 is not None and len(source.sha256) == 64
 
 
 def test_webbench_one_per_site_sampling_is_seeded() -> None:
-    tasks = load_tasks(WEBBENCH, dataset_file=WEBBENCH_CSV).tasks
+    tasks = _bundled_webbench().tasks
     default = select_tasks(tasks, Selection(), WEBBENCH.default_per_site)
     assert len(default) == 448
     assert len({t.web_name for t in default}) == 448
@@ -109,17 +143,50 @@ def test_webbench_site_filter_and_ids() -> None:
     ace = select_tasks(
         tasks, Selection(site="www.AceHardware.com", sample_per_site=0), WEBBENCH.default_per_site
     )
-    assert ace and {t.web_name for t in ace} == {"acehardware.com"}
+    assert [t.id for t in ace] == ["0", "2", "3"]
+    one = select_tasks(tasks, Selection(site="acehardware.com"), WEBBENCH.default_per_site)
+    assert len(one) == 1 and one[0].id in {"0", "2", "3"}
     # Explicit ids bypass the per-site draw.
-    picked = select_tasks(tasks, Selection(task_ids=["0", "1"]), WEBBENCH.default_per_site)
-    assert [t.id for t in picked] == ["0", "1"]
+    picked = select_tasks(tasks, Selection(task_ids=["0", "2"]), WEBBENCH.default_per_site)
+    assert [t.id for t in picked] == ["0", "2"]
     with pytest.raises(InputError, match="no task in the dataset has that site"):
         select_tasks(tasks, Selection(site="nowhere.example"), 1)
+    with pytest.raises(InputError, match="unknown task id '1'"):  # CREATE: not in the suite
+        select_tasks(tasks, Selection(task_ids=["1"]), 1)
 
 
 def test_webbench_hitl_table_has_difficulty() -> None:
     tasks = load_tasks(WEBBENCH, dataset_file=WEBBENCH_HITL_CSV).tasks
-    assert tasks and {t.difficulty for t in tasks} <= {"easy", "medium", "hard"}
+    assert [(t.id, t.difficulty) for t in tasks] == [
+        ("0", "easy"),
+        ("2", "medium"),
+        ("4", "hard"),
+        ("6", "easy"),
+        ("7", "medium"),
+    ]
+
+
+def test_webbench_falls_back_to_the_shipped_copy_when_the_hub_is_unreachable(
+    tmp_path: Path,
+) -> None:
+    env = {"HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(tmp_path / "empty")}
+    result = run_cli("agent-benchmarks", "tasks", "webbench", "--json", env=env)
+    assert result.returncode == 0, result.stderr
+    assert len(result.stdout.splitlines()) == 448
+    # A Hub dataset with no shipped copy still refuses, naming the way out.
+    ab = run_cli("agent-benchmarks", "tasks", "assistantbench", env=env)
+    assert ab.returncode == 2 and "--dataset-file" in ab.stderr
+
+
+def test_the_shipped_copy_is_never_used_for_a_pinned_hub_revision(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A resumed Hub run asks for its revision: it must get that or fail, not a copy."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty"))
+    with pytest.raises(InputError, match="cannot get Halluminate/WebBench"):
+        load_tasks(WEBBENCH, revision=COMMIT)
+    assert load_tasks(WEBBENCH).source.kind == "bundled"  # unpinned: the copy
 
 
 def test_site_of() -> None:
@@ -249,7 +316,13 @@ def test_assistantbench_and_webbench_from_hub_cache(tmp_path: Path) -> None:
     assert len(ab.stdout.splitlines()) == 3
     wb = run_cli("agent-benchmarks", "tasks", "webbench", "--json", env=env)
     assert wb.returncode == 0, wb.stderr
-    assert len(wb.stdout.splitlines()) == 448
+    # The Hub's table (here the 4-site fixture), not the copy shipped in the package.
+    assert sorted(json.loads(line)["web_name"] for line in wb.stdout.splitlines()) == [
+        "acehardware.com",
+        "agoda.com",
+        "allrecipes.com",
+        "shop.example.org",
+    ]
 
 
 def test_hub_unreachable_is_one_clear_line(tmp_path: Path) -> None:

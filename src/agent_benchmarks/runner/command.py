@@ -31,7 +31,12 @@ from agent_benchmarks.cli import (
     load_selected,
     selection_from_args,
 )
-from agent_benchmarks.datasets import LoadedDataset, load_tasks, sha256_file
+from agent_benchmarks.datasets import (
+    LoadedDataset,
+    load_dataset_bundled,
+    load_tasks,
+    sha256_file,
+)
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.pricing import load_price_table
 from agent_benchmarks.provenance import build_manifest, git_state, utc_now
@@ -415,8 +420,11 @@ def _check_prompt_unchanged(manifest: Manifest, session: TaskSession, run_dir: P
 def _reload_tasks(suite: SuiteDef, manifest: Manifest) -> tuple[LoadedDataset, list[Task]]:
     source = manifest.dataset
     if source.kind == "bundled":
-        assert suite.bundled is not None
-        loaded = suite.bundled()
+        if suite.bundled is not None:
+            loaded = suite.bundled()
+        else:  # a copy of a Hub table shipped in the package (WebBench)
+            assert suite.dataset is not None
+            loaded = load_dataset_bundled(suite.dataset, manifest.split)
         if loaded.source.sha256 != source.sha256:
             raise InputError(
                 f"the {suite.name} tasks changed since this run started (digest "

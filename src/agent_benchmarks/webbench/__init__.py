@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from agent_benchmarks.datasets import DatasetSpec, RowContext, site_of
@@ -37,6 +38,9 @@ DATASET = DatasetSpec(
     to_task=to_task,
     keep_row=lambda row: str(row.get("Category", "")).strip().upper() == CATEGORY,
     default_per_site=1,
+    # The READ rows of the Hub table (MIT; data/README.md says where they came from), so
+    # that a run works offline as upstream's does; the Hub stays the source when reachable.
+    bundled_copy=Path(__file__).parent / "data" / "webbench_read.csv",
 )
 
 SUITE = SuiteDef(
