@@ -11,7 +11,6 @@ from agent_benchmarks.backends.claude_mcp import (
     SERVERS,
     ClaudeMcpBackend,
     McpSettings,
-    attempt_server,
 )
 from agent_benchmarks.records import TaskInput
 
@@ -30,26 +29,24 @@ def _settings(backend: str) -> McpSettings:
 
 
 def test_every_server_keeps_its_temp_files_in_the_attempt_temp_folder(tmp_path: Path):
-    """Claude Code starts a stdio server with only a few variables of its own (no TMPDIR),
-    so each server is told the attempt's temp folder, which the engine removes: browser
-    profiles, downloads and sockets must not outlive the attempt in the system temp."""
+    """What a server's browser keeps (sockets, a profile under HOME) goes in the attempt's
+    temp folder, which the engine removes, never in Claude Code's HOME or the run folder.
+    (Claude Code passes its own environment, TMPDIR included, on to the server.)"""
     workdir, tmpdir = tmp_path / "attempt", tmp_path / "t"
-    for name, definition in SERVERS.items():
-        env = attempt_server(definition, _settings(name), workdir, tmpdir)["env"]
-        assert env["TMPDIR"] == str(tmpdir), name
-        if "AGENT_BROWSER_SOCKET_DIR" in env:
-            assert Path(env["AGENT_BROWSER_SOCKET_DIR"]).parent == tmpdir
-    env = attempt_server(SERVERS["browser-use"], _settings("browser-use"), workdir, tmpdir)["env"]
-    # browser-use writes its Chrome profile under $HOME whatever its config dir says: both
-    # are in the temp folder, never in Claude Code's HOME or the attempt folder.
+    sockets = {
+        name: definition.server(_settings(name), workdir, tmpdir)["env"].get(
+            "AGENT_BROWSER_SOCKET_DIR"
+        )
+        for name, definition in SERVERS.items()
+    }
+    assert (
+        sockets["agent-browser"] == sockets["agent-browser-lightpanda"] == str(tmpdir / "sockets")
+    )
+    env = SERVERS["browser-use"].server(_settings("browser-use"), workdir, tmpdir)["env"]
+    # browser-use writes its Chrome profile under $HOME whatever its config dir says.
     home = Path(env["HOME"])
     assert home.parent == tmpdir
     assert Path(env["BROWSER_USE_CONFIG_DIR"]).is_relative_to(home)
-    assert {"agent-browser", "agent-browser-lightpanda"} <= {
-        n
-        for n, d in SERVERS.items()
-        if "AGENT_BROWSER_SOCKET_DIR" in d.server(_settings(n), workdir, tmpdir)["env"]
-    }
 
 
 def test_the_command_hands_claude_the_servers_temp_folder(tmp_path: Path):
@@ -65,7 +62,6 @@ def test_the_command_hands_claude_the_servers_temp_folder(tmp_path: Path):
     argv = backend.command(prepared).argv
     config = json.loads(argv[argv.index("--mcp-config") + 1])
     (server,) = config["mcpServers"].values()
-    assert server["env"]["TMPDIR"] == str(tmp_path / "t")
     assert server["env"]["HOME"] == str(tmp_path / "t" / "browser-use-home")
 
 

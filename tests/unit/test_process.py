@@ -4,6 +4,7 @@ daemons, memory caps and spawn failures."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -331,3 +332,30 @@ def test_concurrent_attempts_keep_their_own_output_and_caps(tmp_path: Path) -> N
         if n % 2:
             assert (result.returncode, result.stdout) == (0, f"{n}\n")
     assert len(results) == 6
+
+
+def test_a_process_with_a_cleared_environment_is_found_by_its_temp_folder(
+    tmp_path: Path,
+) -> None:
+    """Chromium starts its zygote, renderers and network service with an empty environment
+    (no marker) in a session of their own, but with the profile in TMPDIR in their argv:
+    such a process is the attempt's too, and must not outlive it to write into the profile
+    after the folder is gone."""
+    pidfile = tmp_path / "pid"
+    # The leader starts a detached child with `env -i` whose argv names $TMPDIR, then exits.
+    code = (
+        "import os, subprocess, sys, time\n"
+        "tmp = os.environ['TMPDIR']\n"
+        "child = subprocess.Popen(['env', '-i', sys.executable, '-c',"
+        " 'import time; time.sleep(60)', '--user-data-dir=' + tmp + '/profile'],"
+        " start_new_session=True)\n"
+        f"open({str(pidfile)!r}, 'w').write(str(child.pid))\n"
+    )
+    folder = Path(tempfile.mkdtemp(prefix="agent-benchmarks-test-"))
+    try:
+        result = run_process(python(code, tmp=tmp_path, tmpdir=folder))
+        child = int(pidfile.read_text())
+        assert result.returncode == 0 and result.stray_killed >= 1
+        assert not alive(child)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -224,18 +224,6 @@ SERVERS: dict[str, McpServerDef] = {
 }
 
 
-def attempt_server(
-    definition: McpServerDef, settings: McpSettings, workdir: Path, tmpdir: Path
-) -> dict[str, Any]:
-    """The server's mcp-config entry with the attempt's temp folder as its TMPDIR. Claude
-    Code starts stdio servers with a few variables of its own plus the entry's ``env``
-    (TMPDIR is not among them), so without this the browsers' profiles and downloads would
-    land in the system temp folder and outlive the attempt."""
-    server = definition.server(settings, workdir, tmpdir)
-    server["env"] = {**server.get("env", {}), "TMPDIR": str(tmpdir)}
-    return server
-
-
 async def _list_tools(server: dict[str, Any], cwd: Path) -> list[str]:
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
@@ -243,7 +231,10 @@ async def _list_tools(server: dict[str, Any], cwd: Path) -> list[str]:
     params = StdioServerParameters(
         command=server["command"],
         args=server["args"],
-        env={**os.environ, **server.get("env", {})},
+        # Claude Code hands a server its own environment (TMPDIR included) plus the entry's
+        # env; the probe does the same with its scratch folder as TMPDIR, so that what the
+        # server's browser writes to temp goes with the scratch folder.
+        env={**os.environ, "TMPDIR": str(cwd), **server.get("env", {})},
         cwd=str(cwd),
     )
     with anyio.fail_after(60):
@@ -254,7 +245,7 @@ async def _list_tools(server: dict[str, Any], cwd: Path) -> list[str]:
 
 def discover_tools(definition: McpServerDef, settings: McpSettings, scratch: Path) -> list[str]:
     """The tools the server really offers, asked over MCP (also proves it starts)."""
-    server = attempt_server(definition, settings, scratch, scratch)
+    server = definition.server(settings, scratch, scratch)
     (scratch / "home").mkdir(parents=True, exist_ok=True)
     try:
         return anyio.run(_list_tools, server, scratch)
@@ -290,7 +281,7 @@ class ClaudeMcpBackend:
         s = self.config
         home = prepared.workdir / "home"
         home.mkdir(parents=True, exist_ok=True)
-        server = attempt_server(self.definition, s, prepared.workdir, prepared.tmpdir)
+        server = self.definition.server(s, prepared.workdir, prepared.tmpdir)
         config = {"mcpServers": {SERVER_NAME: server}}
         allowed = [f"mcp__{SERVER_NAME}__{tool}" for tool in s.allowed_tools]
         denied = list(BUILT_IN_TOOLS) + [f"mcp__{SERVER_NAME}__{t}" for t in s.excluded_tools]

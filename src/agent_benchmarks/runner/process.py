@@ -163,7 +163,7 @@ def run_process(spec: ProcessSpec, cancel: threading.Event | None = None) -> Pro
         ran_s = time.monotonic() - spawned
     finally:
         # Also on KeyboardInterrupt or a bug above: nothing this attempt started outlives it.
-        stray_killed = _kill_leftovers(marker, proc.pid, cgroup)
+        stray_killed = _kill_leftovers(marker, str(tmpdir), proc.pid, cgroup)
         pipes.drain(_DRAIN_S)
         returncode = proc.wait()
         os.close(pidfd)
@@ -205,7 +205,7 @@ def run_process(spec: ProcessSpec, cancel: threading.Event | None = None) -> Pro
 def kill_strays(marker_value: str) -> int:
     """SIGKILL every process whose environment has ``MARKER_ENV=marker_value``, wait until
     they are gone (reaping those that are our children) and return how many were killed."""
-    return len(_kill_marked(marker_value, exclude=None))
+    return len(_kill_marked(marker_value, None, exclude=None))
 
 
 @functools.cache
@@ -385,36 +385,43 @@ def _describe_spawn_error(exc: OSError | subprocess.SubprocessError) -> str:
 # --- leftovers ---------------------------------------------------------------------------
 
 
-def _kill_leftovers(marker: str, leader: int, cgroup: _AttemptCgroup | None) -> int:
+def _kill_leftovers(marker: str, tmpdir: str, leader: int, cgroup: _AttemptCgroup | None) -> int:
     """Kill every process of the attempt but its leader (which the caller reaps) and
     return how many were found alive. The marker scan comes first so that group members
     are counted; the group kill catches members that dropped the marker."""
-    killed = _kill_marked(marker, exclude=leader)
+    killed = _kill_marked(marker, tmpdir, exclude=leader)
     _signal_group(leader, signal.SIGKILL)
     if cgroup is not None:
         killed |= _kill_pids(set(cgroup.members()) - killed - {leader})
     return len(killed)
 
 
-def _kill_marked(marker: str, exclude: int | None) -> set[int]:
+def _kill_marked(marker: str, tmpdir: str | None, exclude: int | None) -> set[int]:
     """Kill the processes carrying the marker, scanning again while a scan finds new ones:
     a process not yet killed can fork while the scan walks past its child's pid."""
     attempted: set[int] = set()
     killed: set[int] = set()
     while True:
-        found = {pid for pid in _marked_pids(marker) if pid != exclude} - attempted
+        found = {pid for pid in _marked_pids(marker, tmpdir) if pid != exclude} - attempted
         if not found:
             return killed
         attempted |= found
         killed |= _kill_pids(found)
 
 
-def _marked_pids(marker: str) -> list[int]:
-    # Cheap enough to run after every attempt: one read of /proc/PID/environ per process.
+def _marked_pids(marker: str, tmpdir: str | None) -> list[int]:
+    """The attempt's processes: those with its marker in their environment, and those whose
+    arguments name its private temp folder. Chromium starts its zygote, renderers and
+    utility processes with a cleared environment but with ``--user-data-dir`` in their
+    arguments (a profile in TMPDIR); left alone they outlive the browser for a moment and
+    write into the profile after the folder was removed."""
+    # Cheap enough to run after every attempt: /proc/PID/environ and cmdline per process.
     pids = []
     for proc in psutil.process_iter():
         try:
-            if proc.environ().get(MARKER_ENV) == marker:
+            if proc.environ().get(MARKER_ENV) == marker or (
+                tmpdir is not None and any(tmpdir in arg for arg in proc.cmdline())
+            ):
                 pids.append(proc.pid)
         except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
             continue
