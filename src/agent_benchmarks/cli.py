@@ -123,6 +123,10 @@ def add_dataset_args(parser: argparse.ArgumentParser, suite: SuiteDef) -> None:
         )
 
 
+# ``--resume`` given without a folder: the run folder is ``--out-dir``'s.
+RESUME_OUT_DIR = Path("<--out-dir>")
+
+
 def add_run_args(parser: argparse.ArgumentParser) -> None:
     """Flags every runner shares. Flags that define a run default to None here, so a
     ``--resume`` can tell a flag the user typed from one left alone."""
@@ -131,18 +135,36 @@ def add_run_args(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--model", help="model id")
     group.add_argument("--workers", type=positive_int, default=1, help="tasks at once")
     group.add_argument(
-        "--timeout", type=positive_float, help="wall-clock seconds per task (default: per suite)"
+        "--timeout",
+        type=positive_float,
+        help="wall-clock seconds per task (default: per runner: native and chat 300, "
+        "localweb its own shorter one)",
     )
     group.add_argument(
         "--repeat", type=positive_int, help="run every task K times (pass@k, variance)"
     )
     group.add_argument(
         "--memory-max-mb",
-        type=positive_int,
-        help="memory cap per task (cgroups where available, else an rlimit)",
+        type=non_negative_int,
+        help="memory cap per task in MB, 0 for none (default: per runner, the native runner "
+        "6000; a cgroup with no swap where one can be made, else RLIMIT_DATA)",
+    )
+    group.add_argument(
+        "--user-agent",
+        metavar="UA",
+        help="the browser's User-Agent (native runner: lightpanda --user-agent; Lightpanda "
+        'refuses any value containing "Mozilla")',
     )
     group.add_argument("--out-dir", type=Path, help="run folder (default: results/<suite>/<UTC>)")
-    group.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue a run folder")
+    group.add_argument(
+        "--resume",
+        nargs="?",
+        type=Path,
+        const=RESUME_OUT_DIR,
+        metavar="RUN_DIR",
+        help="continue a run folder: --resume RUN_DIR, or --resume with --out-dir RUN_DIR "
+        "(the run's own flags may be given again with the same values)",
+    )
     group.add_argument(
         "--no-retry-errors",
         action="store_true",

@@ -14,18 +14,23 @@ import shlex
 import threading
 import urllib.error
 import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agent_benchmarks.backends.agent_browser_chat import (
+    GEMINI_OPENAI_URL,
     LIMITS,
     SESSION_LIMIT,
     STEP_CAP,
     TOOL_TIMEOUT,
     MeterSummary,
     VerboseRun,
+    _chosen_model,
+    _endpoint,
+    _gemini_model,
     _model,
     chat_message,
     chat_prompt,
@@ -448,13 +453,19 @@ def namespace(**fields: Any) -> argparse.Namespace:
     return argparse.Namespace(**{"model": None, "provider": None, **fields})
 
 
-def test_models_are_provider_slash_model() -> None:
-    assert _model(namespace()) == ("anthropic", "anthropic/claude-sonnet-4.6")
-    assert _model(namespace(model="google/gemini-3.5-flash")) == (
+def _resolved(args: argparse.Namespace) -> tuple[str, str]:
+    chosen, _, named = _chosen_model(args)
+    return _model(args, chosen, named)
+
+
+def test_models_are_provider_slash_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AI_GATEWAY_MODEL", raising=False)
+    assert _resolved(namespace()) == ("anthropic", "anthropic/claude-sonnet-4.6")
+    assert _resolved(namespace(model="google/gemini-3.5-flash")) == (
         "google",
         "google/gemini-3.5-flash",
     )
-    assert _model(namespace(model="gemini-3.5-flash", provider="google")) == (
+    assert _resolved(namespace(model="gemini-3.5-flash", provider="google")) == (
         "google",
         "google/gemini-3.5-flash",
     )
@@ -464,7 +475,67 @@ def test_models_are_provider_slash_model() -> None:
         (namespace(model="google/x", provider="openai"), "disagree"),
     ]:
         with pytest.raises(InputError, match=message):
-            _model(bad)
+            _resolved(bad)
+
+
+def test_the_model_comes_from_the_flag_then_ai_gateway_model_then_agent_browser(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As upstream: --model is passed only when given; AI_GATEWAY_MODEL is chat's default."""
+    monkeypatch.delenv("AI_GATEWAY_MODEL", raising=False)
+    assert _chosen_model(namespace())[:2] == (
+        "anthropic/claude-sonnet-4.6",
+        "agent-browser default",
+    )
+    monkeypatch.setenv("AI_GATEWAY_MODEL", "openai/gpt-5.5")
+    assert _chosen_model(namespace())[:2] == ("openai/gpt-5.5", "AI_GATEWAY_MODEL")
+    assert _chosen_model(namespace(model="google/g"))[:2] == ("google/g", "--model")
+    monkeypatch.setenv("AI_GATEWAY_MODEL", "bare")
+    with pytest.raises(InputError, match="AI_GATEWAY_MODEL=bare: agent-browser chat names"):
+        _resolved(namespace())
+
+
+def test_gemini_direct_is_google_s_endpoint_with_google_s_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("GEMINI_DIRECT", "1")
+    monkeypatch.delenv("GEMINI_OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
+    monkeypatch.setenv("AI_GATEWAY_API_KEY", "gw-key-that-does-not-count")
+    with pytest.raises(InputError, match="GEMINI_DIRECT=1 needs GOOGLE_API_KEY"):
+        _endpoint(namespace(base_url=None))
+    monkeypatch.setenv("GOOGLE_API_KEY", "google-unit-test-key")
+    assert _endpoint(namespace(base_url=None)) == (
+        "https://generativelanguage.googleapis.com/v1beta/openai",
+        "openai-base",
+        "GOOGLE_API_KEY",
+    )
+    assert GEMINI_OPENAI_URL.startswith("https://generativelanguage.googleapis.com/")
+    with pytest.raises(InputError, match="--gateway-url: GEMINI_DIRECT=1 already points"):
+        _endpoint(namespace(base_url="http://127.0.0.1:9"))
+    monkeypatch.setenv("GEMINI_OPENAI_BASE_URL", "http://127.0.0.1:9/v1/")
+    assert _endpoint(namespace(base_url=None))[0] == "http://127.0.0.1:9/v1"
+    # The google/ prefix is stripped, as upstream; another provider's model is refused.
+    assert _gemini_model(namespace(), "google/gemini-3.5-flash", "--model x") == "gemini-3.5-flash"
+    assert _gemini_model(namespace(), "gemini-3.5-flash", "--model x") == "gemini-3.5-flash"
+    with pytest.raises(InputError, match="give a Gemini model"):
+        _gemini_model(namespace(), "anthropic/claude-sonnet-4.6", "--model x")
+    with pytest.raises(InputError, match="GEMINI_DIRECT=1 talks to Google only"):
+        _gemini_model(namespace(provider="openai"), "gemini-3.5-flash", "--model x")
+    monkeypatch.setenv("GEMINI_DIRECT", "0")
+    assert _endpoint(namespace(base_url=None))[1] == "gateway"
+
+
+def test_the_meter_maps_chat_s_path_onto_an_openai_base_url(tmp_path: Path) -> None:
+    gateway = Meter("https://gw.example/", tmp_path / "m1.jsonl")
+    google = Meter(GEMINI_OPENAI_URL, tmp_path / "m2.jsonl", "openai-base")
+    try:
+        assert gateway.target("/v1/chat/completions") == "https://gw.example/v1/chat/completions"
+        assert google.target("/v1/chat/completions") == GEMINI_OPENAI_URL + "/chat/completions"
+    finally:
+        for meter in (gateway, google):
+            meter.server_close()
+            meter._log.close()
 
 
 @pytest.mark.parametrize(
@@ -529,3 +600,69 @@ def test_the_message_carries_the_prompt_and_text_attachments(tmp_path: Path) -> 
     ]
     assert len(message.encode()) < 128 * 1024
     assert message.endswith("[... cut: the attachment did not fit in agent-browser chat's message]")
+
+
+def test_under_gemini_direct_the_meter_gives_back_gemini_s_thought_signatures(
+    tmp_path: Path,
+) -> None:
+    """Google's endpoint signs each tool call (extra_content) and refuses the next request
+    without it; agent-browser drops it, so the meter puts it back (GEMINI_DIRECT only)."""
+    signature = {"google": {"thought_signature": "c2lnbmVk"}}
+    seen: list[dict[str, Any]] = []
+
+    class Google(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            seen.append(
+                {
+                    "path": self.path,
+                    **json.loads(self.rfile.read(int(self.headers["Content-Length"]))),
+                }
+            )
+            call = {
+                "index": 0,
+                "id": "call-1",
+                "type": "function",
+                "function": {"name": "agent_browser", "arguments": '{"command":"get url"}'},
+                "extra_content": signature,
+            }
+            chunks = [{"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]}]
+            body = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body.encode())
+
+    google = ThreadingHTTPServer(("127.0.0.1", 0), Google)
+    threading.Thread(target=google.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{google.server_address[1]}/v1beta/openai"
+    meter = Meter(base, tmp_path / "meter.jsonl", "openai-base")
+    threading.Thread(target=meter.serve_forever, daemon=True).start()
+    asked = {"model": "gemini-3.5-flash", "messages": [{"role": "user", "content": "go"}]}
+    dropped = {  # what agent-browser sends next: the call, without its extra_content
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [
+            {
+                "id": "call-1",
+                "type": "function",
+                "function": {"name": "agent_browser", "arguments": '{"command":"get url"}'},
+            }
+        ],
+    }
+    tool = {"role": "tool", "tool_call_id": "call-1", "content": "http://x/"}
+    try:
+        post(meter.url, {**asked, "stream": True})
+        post(meter.url, {**asked, "messages": [*asked["messages"], dropped, tool], "stream": True})
+    finally:
+        meter.close()
+        google.shutdown()
+        google.server_close()
+    assert [s["path"] for s in seen] == ["/v1beta/openai/chat/completions"] * 2
+    assert seen[1]["messages"][1]["tool_calls"][0]["extra_content"] == signature
+    first, second = [e for e in meter_entries(tmp_path / "meter.jsonl") if e["event"] == "reply"]
+    assert first["extra_content_calls"] == 1 and "extra_content_restored" not in first
+    assert second["extra_content_restored"] == 1

@@ -561,6 +561,7 @@ def gaia_args(
 ) -> tuple[list[str], Path]:
     """A gaia-run command line that would pass every check (a fake key, a fresh out dir)."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-a-real-key")
+    monkeypatch.setenv("GOOGLE_API_KEY", "google-test-not-a-real-key")
     out_dir = tmp_path / "gaia-out"
     return ["--dataset-file", str(gaia_file), "--timeout", "5", "--out-dir", str(out_dir)], out_dir
 
@@ -628,7 +629,10 @@ def test_gaia_run_needs_the_provider_key(
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     rc = gaia_main([*args, "--provider", "anthropic"])
     _refused(capsys, rc, "--provider anthropic needs ANTHROPIC_API_KEY", "localweb-run")
-    _refused(capsys, gaia_main(args), "needs ANTHROPIC_API_KEY")  # anthropic is the default
+    monkeypatch.delenv("GOOGLE_API_KEY")
+    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
+    # gemini is the default provider, as upstream's
+    _refused(capsys, gaia_main(args), "--provider gemini needs GOOGLE_API_KEY or GEMINI_API_KEY")
     assert not out_dir.exists()
 
 
@@ -709,10 +713,19 @@ def test_gaia_run_refuses_to_resume_what_is_not_a_gaia_run(
     ("extra", "parts"),
     [
         pytest.param(
-            ["--limit", "2"], ["--limit: a resumed run keeps the tasks its manifest"], id="limit"
+            ["--limit", "2"],
+            ["--limit 2: this run was started with none", "a resumed run keeps the tasks"],
+            id="limit",
         ),
         pytest.param(
-            ["--task-ids", "home-links"], ["--task-ids: a resumed run keeps"], id="task-ids"
+            ["--task-ids", "home-links"],
+            ["--task-ids home-links: this run was started with home-links,catalogue-price"],
+            id="task-ids",
+        ),
+        pytest.param(
+            ["--dataset-file", "tasks.jsonl"],
+            ["--dataset-file", "this run was started with the bundled dataset"],
+            id="dataset-file",
         ),
         pytest.param(
             ["--timeout", "999"],
@@ -721,7 +734,16 @@ def test_gaia_run_refuses_to_resume_what_is_not_a_gaia_run(
         ),
         pytest.param(["--repeat", "3"], ["--repeat 3: this run was started with 2"], id="repeat"),
         pytest.param(["--model", "other"], ["--model other: this run was started"], id="model"),
-        pytest.param(["--out-dir", "elsewhere"], ["--out-dir cannot be combined"], id="out-dir"),
+        pytest.param(
+            ["--out-dir", "elsewhere"],
+            ["--out-dir elsewhere: this run's folder is", "stays in its folder"],
+            id="out-dir",
+        ),
+        pytest.param(
+            ["--user-agent", "Other/1.0"],
+            ["--user-agent Other/1.0: this run was started with none"],
+            id="user-agent",
+        ),
     ],
 )
 def test_localweb_resume_refuses_changed_flags(
@@ -785,6 +807,39 @@ def test_localweb_resume_of_a_finished_run_runs_nothing(
     manifest = Manifest.model_validate_json((run_dir / "manifest.json").read_text())
     assert [(s.planned, s.completed) for s in manifest.sessions] == [(4, 4), (0, 0)]
     assert not (run_dir / "attempts" / "home-links" / "1.2").exists()
+
+
+@pytest.mark.parametrize(
+    "resume",
+    [
+        pytest.param(["--resume"], id="switch-with-out-dir"),
+        pytest.param(["--resume", "RUN"], id="folder-and-the-same-out-dir"),
+    ],
+)
+def test_resume_takes_the_whole_original_command_line(
+    localweb_run: tuple[Path, int, str],
+    tmp_path: Path,
+    resume: list[str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Upstream's habit: the command that started the run, plus --resume. The same values
+    of the selection, run and folder flags are fine."""
+    run_dir = tmp_path / "copy"
+    shutil.copytree(localweb_run[0], run_dir)
+    before = (run_dir / "predictions.jsonl").read_text()
+    original = ["--task-ids", "home-links,catalogue-price", "--repeat", "2"]
+    resume = [str(run_dir) if part == "RUN" else part for part in resume]
+    rc = localweb_main([*original, "--timeout", "120", "--out-dir", str(run_dir), *resume])
+    err = capsys.readouterr().err
+    assert rc == 0, err
+    assert "resuming: 4 done, 0 to retry" in err and "0 attempt(s) to run" in err
+    assert (run_dir / "predictions.jsonl").read_text() == before
+    manifest = Manifest.model_validate_json((run_dir / "manifest.json").read_text())
+    assert manifest.sessions[-1].argv[-1] == resume[-1]
+
+
+def test_resume_without_a_folder_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    _refused(capsys, localweb_main(["--resume"]), "--resume needs the run folder", "--out-dir")
 
 
 def test_resume_refuses_a_system_prompt_file_that_changed(

@@ -1,7 +1,8 @@
 """agent-browser as shipped: its own chat loop (``agent-browser chat``), one task per process.
 
-``agent-browser chat -v --model provider/model <message>`` runs agent-browser's own LLM
-loop through the Vercel AI Gateway (``AI_GATEWAY_URL``, ``AI_GATEWAY_API_KEY``), with its
+``agent-browser chat -v [--model provider/model] <message>`` runs agent-browser's own LLM
+loop through the Vercel AI Gateway (``AI_GATEWAY_URL``, ``AI_GATEWAY_API_KEY``), or with
+``GEMINI_DIRECT=1`` through Google's OpenAI-compatible endpoint (``GOOGLE_API_KEY``), with its
 own system prompt (its bundled skills) and one tool, ``agent_browser``, whose ``command``
 is an agent-browser command line run in the chat's session. What it does, as observed with
 agent-browser 0.41.2 against a capture server and the scripted gateway
@@ -84,6 +85,12 @@ NAME = "agent-browser-chat"
 ENGINES = ("chrome", "lightpanda")
 DEFAULT_MODEL = "anthropic/claude-sonnet-4.6"  # agent-browser's own default
 DEFAULT_GATEWAY_URL = "https://ai-gateway.vercel.sh"
+DEFAULT_TIMEOUT_S = 300.0  # upstream's (agent-browser's chat stops itself at 5 minutes)
+DEFAULT_SESSION_PREFIX = "abc"
+# GEMINI_DIRECT=1 (upstream's switch): Google's OpenAI-compatible endpoint, GOOGLE_API_KEY.
+GEMINI_OPENAI_URL = "https://generativelanguage.googleapis.com/v1beta/openai"
+# For tests only: another endpoint standing in for Google's under GEMINI_DIRECT=1.
+GEMINI_URL_OVERRIDE = "GEMINI_OPENAI_BASE_URL"
 
 # agent-browser 0.41.2's chat limits: constants in its source, observed on the binary.
 LIMITS = {
@@ -387,8 +394,20 @@ class ChatConfig(BaseModel):
     engine: str
     model: str
     provider: str | None
-    # AI_GATEWAY_URL; may hold "{task_id}", replaced per attempt (a routing proxy).
+    # How the model was chosen: "--model" (passed to chat as --model), "AI_GATEWAY_MODEL"
+    # (passed on in the environment, as upstream) or agent-browser's own default (nothing
+    # passed).
+    model_source: str = "--model"
+    # AI_GATEWAY_URL; may hold "{task_id}", replaced per attempt (a routing proxy). With
+    # GEMINI_DIRECT=1, Google's OpenAI-compatible endpoint (never the key).
     gateway_url: str
+    # "gateway": requests go to gateway_url + the path agent-browser asks for
+    # (/v1/chat/completions); "openai-base" (GEMINI_DIRECT): gateway_url is an OpenAI base
+    # URL already holding its version, so /v1/chat/completions goes to {base}/chat/completions.
+    endpoint_kind: str = "gateway"
+    key_env: str = "AI_GATEWAY_API_KEY"  # where the key is read from (its value never stored)
+    # Each attempt's agent-browser session is <prefix>-<pid>-<attempt>: fresh per attempt.
+    session_prefix: str = DEFAULT_SESSION_PREFIX
     lightpanda: str | None = None
     action_timeout_ms: int | None = None  # AGENT_BROWSER_DEFAULT_TIMEOUT; None: its 25000
     limits: dict[str, Any] = LIMITS
@@ -417,7 +436,7 @@ class AgentBrowserChatBackend:
 
     def session_name(self, workdir: Path) -> str:
         # Letters, digits and hyphens only (agent-browser's rule); unique per attempt.
-        return f"abc-{os.getpid()}-{short_id(workdir)}"
+        return f"{self.config.session_prefix}-{os.getpid()}-{short_id(workdir)}"
 
     def command(self, prepared: PreparedTask) -> ProcessSpec:
         c = self.config
@@ -426,8 +445,10 @@ class AgentBrowserChatBackend:
         home = workdir / "home"
         home.mkdir(parents=True, exist_ok=True)
         env = {k: v for k, v in os.environ.items() if not k.startswith(_SCRUBBED_PREFIXES)}
-        if "AI_GATEWAY_API_KEY" in os.environ:
-            env["AI_GATEWAY_API_KEY"] = os.environ["AI_GATEWAY_API_KEY"]
+        if c.key_env in os.environ:
+            env["AI_GATEWAY_API_KEY"] = os.environ[c.key_env]
+        if c.model_source == "AI_GATEWAY_MODEL":
+            env["AI_GATEWAY_MODEL"] = c.model  # as resolved (google/ stripped for Gemini)
         # The socket path must stay under 103 bytes, and the run folder may be deep: the
         # attempt's temp folder is short, and removed when the attempt ends.
         socket_dir = prepared.tmpdir / "sockets"
@@ -457,9 +478,11 @@ class AgentBrowserChatBackend:
         attempt = {
             "binary": c.agent_browser,
             "session": self.session_name(workdir),
-            "model": c.model,
+            # chat gets --model only when the run was given one (as upstream).
+            "model": c.model if c.model_source == "--model" else None,
             "message": message,
             "upstream": upstream,
+            "endpoint_kind": c.endpoint_kind,
             "routes": list(prepared.block_urls),
             "workdir": str(workdir),
             "socket_dir": str(socket_dir),
@@ -605,24 +628,84 @@ def add_args(parser: argparse.ArgumentParser) -> None:
         help="agent-browser's timeout for each browser action (AGENT_BROWSER_DEFAULT_TIMEOUT; "
         "default: its own, 25000)",
     )
+    group.add_argument(
+        "--session",
+        metavar="NAME",
+        help="prefix of agent-browser's session names (default: abc); each attempt still "
+        "gets a fresh session NAME-<pid>-<attempt>, unlike upstream's one per worker",
+    )
 
 
-def _model(args: argparse.Namespace) -> tuple[str, str]:
-    """(provider, provider/model) from --model, or from --provider with a bare --model."""
-    model = args.model or DEFAULT_MODEL
+def gemini_direct() -> bool:
+    """GEMINI_DIRECT, read as upstream reads it: set and not 0/false."""
+    return os.environ.get("GEMINI_DIRECT", "").strip() not in ("", "0", "false", "False")
+
+
+def _chosen_model(args: argparse.Namespace) -> tuple[str, str, str]:
+    """(model as typed, where it came from, the flag to name in errors): --model, else
+    AI_GATEWAY_MODEL (as upstream), else agent-browser's own default."""
+    if args.model is not None:
+        return args.model, "--model", f"--model {args.model}"
+    env_model = os.environ.get("AI_GATEWAY_MODEL", "").strip()
+    if env_model:
+        return env_model, "AI_GATEWAY_MODEL", f"AI_GATEWAY_MODEL={env_model}"
+    return DEFAULT_MODEL, "agent-browser default", f"agent-browser's default model {DEFAULT_MODEL}"
+
+
+def _model(args: argparse.Namespace, model: str, named: str) -> tuple[str, str]:
+    """(provider, provider/model) from a provider/model id, or --provider with a bare one."""
     provider, slash, name = model.partition("/")
     if not slash:
         if args.provider is None:
             raise InputError(
-                f"--model {model}: agent-browser chat names models as provider/model "
+                f"{named}: agent-browser chat names models as provider/model "
                 "(e.g. google/gemini-3.5-flash)"
             )
         provider, name = args.provider, model
     if not provider or not name:
-        raise InputError(f"--model {model}: expected provider/model, e.g. google/gemini-3.5-flash")
+        raise InputError(f"{named}: expected provider/model, e.g. google/gemini-3.5-flash")
     if args.provider is not None and args.provider != provider:
-        raise InputError(f"--provider {args.provider} and --model {model} disagree")
+        raise InputError(f"--provider {args.provider} and {named} disagree")
     return provider, f"{provider}/{name}"
+
+
+def _gemini_model(args: argparse.Namespace, model: str, named: str) -> str:
+    """The model id Google's endpoint takes: a google/ prefix stripped, as upstream does."""
+    if args.provider not in (None, "google", "gemini"):
+        raise InputError(f"--provider {args.provider}: GEMINI_DIRECT=1 talks to Google only")
+    provider, slash, name = model.partition("/")
+    if not slash:
+        return model
+    if provider != "google" or not name:
+        raise InputError(
+            f"{named}: GEMINI_DIRECT=1 sends the model to Google's endpoint; give a Gemini "
+            "model (gemini-... or google/gemini-...)"
+        )
+    return name
+
+
+def _endpoint(args: argparse.Namespace) -> tuple[str, str, str]:
+    """(URL, endpoint kind, the variable holding its key) of the model endpoint."""
+    if gemini_direct():
+        if args.base_url is not None:
+            raise InputError(
+                "--gateway-url: GEMINI_DIRECT=1 already points agent-browser chat at Google's "
+                "endpoint; unset GEMINI_DIRECT to use a gateway"
+            )
+        if not os.environ.get("GOOGLE_API_KEY"):
+            raise InputError("GEMINI_DIRECT=1 needs GOOGLE_API_KEY in the environment")
+        url = os.environ.get(GEMINI_URL_OVERRIDE) or GEMINI_OPENAI_URL
+        return url.rstrip("/"), "openai-base", "GOOGLE_API_KEY"
+    if not os.environ.get("AI_GATEWAY_API_KEY"):
+        raise InputError(
+            "agent-browser chat needs AI_GATEWAY_API_KEY in the environment (a Vercel AI "
+            "Gateway key, or any value for a gateway that takes none), or GEMINI_DIRECT=1 "
+            "with GOOGLE_API_KEY; localweb-ab-run without --provider/--gateway-url needs no key"
+        )
+    url = args.base_url or os.environ.get("AI_GATEWAY_URL") or DEFAULT_GATEWAY_URL
+    if not re.match(r"^https?://", url):
+        raise InputError(f"--gateway-url {url}: expected an http(s):// URL")
+    return url, "gateway", "AI_GATEWAY_API_KEY"
 
 
 def _native_binary(binary: str) -> Path | None:
@@ -668,6 +751,13 @@ def build(
     if args.engine != "lightpanda" and args.lightpanda is not None:
         raise InputError("--lightpanda only applies with --engine lightpanda")
     blocking = BLOCKING if args.block_answer_sources else None
+    session_prefix = args.session or DEFAULT_SESSION_PREFIX
+    if not re.fullmatch(r"[A-Za-z0-9_-]{1,40}", session_prefix):
+        raise InputError(
+            f"--session {session_prefix}: letters, digits, hyphens and underscores only "
+            "(agent-browser's rule), at most 40"
+        )
+    endpoint_kind, key_env, model_source = "gateway", "AI_GATEWAY_API_KEY", "--model"
     if scripted_model is not None:
         if args.model is not None:
             raise InputError(
@@ -678,17 +768,12 @@ def build(
         # attempt's PreparedTask carries that gateway's URL and key.
         provider, model, gateway_url = None, scripted_model, "(each attempt's scripted gateway)"
     else:
-        provider, model = _model(args)
-        if not os.environ.get("AI_GATEWAY_API_KEY"):
-            raise InputError(
-                "agent-browser chat needs AI_GATEWAY_API_KEY in the environment (a Vercel AI "
-                "Gateway key, or any value for a gateway that takes none); localweb-ab-run "
-                "without --provider/--gateway-url needs no key"
-            )
-        gateway_url = args.base_url or os.environ.get("AI_GATEWAY_URL") or DEFAULT_GATEWAY_URL
-        if not re.match(r"^https?://", gateway_url):
-            raise InputError(f"--gateway-url {gateway_url}: expected an http(s):// URL")
-        args.provider, args.model = provider, model
+        chosen, model_source, named = _chosen_model(args)
+        if gemini_direct():
+            provider, model = "google", _gemini_model(args, chosen, named)
+        else:
+            provider, model = _model(args, chosen, named)
+        gateway_url, endpoint_kind, key_env = _endpoint(args)
     binary = node_binary(args.agent_browser, "agent-browser", "--agent-browser")
     lightpanda = None
     if args.engine == "lightpanda":
@@ -698,7 +783,11 @@ def build(
         engine=args.engine,
         model=model,
         provider=provider,
+        model_source=model_source,
         gateway_url=gateway_url,
+        endpoint_kind=endpoint_kind,
+        key_env=key_env,
+        session_prefix=session_prefix,
         lightpanda=str(lightpanda) if lightpanda else None,
         action_timeout_ms=args.action_timeout_ms,
         blocking=blocking,
@@ -715,4 +804,7 @@ CLI = BackendCLI(
         Path("results") / f"{suite.name}-ab" / (args.engine or "chrome") / utc_stamp()
     ),
     prog_suffix="-ab-run",
+    default_timeout_s=DEFAULT_TIMEOUT_S,
+    isolation="fresh browser, HOME and agent-browser daemon per attempt (upstream: one "
+    "session per worker, reused across tasks)",
 )

@@ -13,10 +13,14 @@ attempt.json`` as the attempt's leader (its process group, deadline and stray sc
    calls, usage, malformed stream lines) to ``meter.jsonl``; never a header, since
    ``Authorization`` carries the key. The one change it makes to a request is
    ``stream_options.include_usage``, so an OpenAI-compatible gateway reports usage in a
-   last chunk with no choices, which agent-browser's stream reader skips;
+   last chunk with no choices, which agent-browser's stream reader skips. Under
+   ``GEMINI_DIRECT`` (Google's OpenAI-compatible endpoint, reached at
+   ``{base}/chat/completions``) it also puts back each tool call's ``extra_content`` (Gemini's
+   thought signature), which Google requires on the next request and agent-browser 0.41.2
+   drops (upstream patched agent-browser 0.38.2 for the same);
 3. installs the answer-source blocks (``network route <pattern> --abort``) in the session
    before the chat starts;
-4. runs ``agent-browser --session S chat -v --model M <message>`` in its own process group,
+4. runs ``agent-browser --session S chat -v [--model M] <message>`` in its own process group,
    its stdout going straight to ours and its stderr copied through line by line, each line
    also logged with its time (``stderr.jsonl``), from which tool call latencies are read;
 5. closes the session (``agent-browser --session S close``), waits for the daemon and its
@@ -41,6 +45,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -76,9 +81,15 @@ class Meter(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, upstream: str, log_path: Path):
+    def __init__(self, upstream: str, log_path: Path, endpoint_kind: str = "gateway"):
         super().__init__(("127.0.0.1", 0), _MeterHandler)
         self.upstream = upstream.rstrip("/")
+        self.endpoint_kind = endpoint_kind
+        # Google's OpenAI-compatible endpoint signs each tool call (extra_content, its
+        # "thought signature") and refuses the next request if the signature is not sent
+        # back; agent-browser 0.41.2 drops it. Under GEMINI_DIRECT the meter puts it back.
+        self.echo_extra_content = endpoint_kind == "openai-base"
+        self._extra: dict[Any, Any] = {}
         self._log = open(log_path, "a", encoding="utf-8")  # noqa: SIM115 (closed in close())
         self._lock = threading.Lock()
         self._requests = 0
@@ -93,10 +104,45 @@ class Meter(ThreadingHTTPServer):
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server_address[1]}"
 
+    def target(self, path: str) -> str:
+        """Where a request for ``path`` goes. agent-browser asks for /v1/chat/completions
+        under AI_GATEWAY_URL; an OpenAI base URL that already holds its version (Google's
+        .../v1beta/openai, under GEMINI_DIRECT) takes /chat/completions."""
+        if self.endpoint_kind == "openai-base" and path.startswith("/v1/"):
+            path = path[len("/v1") :]
+        return self.upstream + path
+
     def next_number(self) -> int:
         with self._lock:
             self._requests += 1
             return self._requests
+
+    def remember_extra(self, calls: list[dict[str, Any]]) -> None:
+        """Keep each tool call's extra_content, by id and by (name, arguments)."""
+        with self._lock:
+            for call in calls:
+                self._extra[call["id"]] = call["extra_content"]
+                self._extra[(call["name"], call["arguments"])] = call["extra_content"]
+
+    def restore_extra(self, payload: dict[str, Any]) -> int:
+        """Put the remembered extra_content back on the assistant turns' tool calls that
+        lack it; returns how many were restored."""
+        restored = 0
+        with self._lock:
+            for message in payload.get("messages") or []:
+                if not isinstance(message, dict) or message.get("role") != "assistant":
+                    continue
+                for call in message.get("tool_calls") or []:
+                    if not isinstance(call, dict) or "extra_content" in call:
+                        continue
+                    function = call.get("function") or {}
+                    extra = self._extra.get(call.get("id")) or self._extra.get(
+                        (function.get("name"), function.get("arguments"))
+                    )
+                    if extra is not None:
+                        call["extra_content"] = extra
+                        restored += 1
+        return restored
 
     def record(self, entry: dict[str, Any]) -> None:
         with self._lock:
@@ -123,7 +169,8 @@ class _MeterHandler(BaseHTTPRequestHandler):
         number = meter.next_number()
         started = time.time()
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        request = _metered_request(body)
+        request = _metered_request(body, meter.restore_extra if meter.echo_extra_content else None)
+        self._extra_content: list[dict[str, Any]] = []
         entry: dict[str, Any] = {"n": number, "path": self.path, **request.pop("facts")}
         # Logged on arrival as well, so a request the gateway never answers still shows.
         meter.record({"event": "request", "n": number, "t": started})
@@ -133,7 +180,7 @@ class _MeterHandler(BaseHTTPRequestHandler):
             if k.lower() in ("authorization", "content-type", "accept", "user-agent")
         }
         forward = urllib.request.Request(
-            meter.upstream + self.path, data=request["body"], headers=headers, method="POST"
+            meter.target(self.path), data=request["body"], headers=headers, method="POST"
         )
         try:
             with urllib.request.urlopen(forward) as response:
@@ -144,6 +191,7 @@ class _MeterHandler(BaseHTTPRequestHandler):
                     payload = response.read()
                     self._reply(response.status, payload, response.headers.get("Content-Type"))
                     entry |= _json_reply(payload)
+                    self._extra_content = _json_extra_content(payload)
         except urllib.error.HTTPError as error:
             payload = error.read()
             entry |= {"status": error.code, "error": payload.decode("utf-8", "replace")[:2000]}
@@ -163,6 +211,9 @@ class _MeterHandler(BaseHTTPRequestHandler):
                 with contextlib.suppress(OSError):
                     self._reply(502, json.dumps(body).encode(), "application/json")
         entry |= {"event": "reply", "t": started, "duration_s": round(time.time() - started, 3)}
+        if meter.echo_extra_content and self._extra_content:
+            meter.remember_extra(self._extra_content)
+            entry["extra_content_calls"] = len(self._extra_content)
         meter.record(entry)
 
     def _reply(self, status: int, payload: bytes, content_type: str | None) -> None:
@@ -188,6 +239,7 @@ class _MeterHandler(BaseHTTPRequestHandler):
             reader.feed(line)
             if listening:
                 listening = self._relay(f"{len(line):x}\r\n".encode() + line + b"\r\n")
+        self._extra_content = reader.extra_content()
         if listening:
             self._relay(b"0\r\n\r\n")
         else:
@@ -206,9 +258,12 @@ class _MeterHandler(BaseHTTPRequestHandler):
         return True
 
 
-def _metered_request(body: bytes) -> dict[str, Any]:
+def _metered_request(
+    body: bytes, restore_extra: Callable[[dict[str, Any]], int] | None = None
+) -> dict[str, Any]:
     """The body to forward and what the log keeps of the request: its size (prompt
-    characters, for estimates when a reply carries no usage) and the model."""
+    characters, for estimates when a reply carries no usage) and the model. With
+    ``restore_extra`` (GEMINI_DIRECT), the tool calls' extra_content is put back."""
     try:
         payload = json.loads(body)
     except ValueError:
@@ -226,9 +281,17 @@ def _metered_request(body: bytes) -> dict[str, Any]:
         "prompt_chars": len(prompt),
         "messages": len(payload.get("messages") or []),
     }
+    changed = False
+    if restore_extra is not None:
+        restored = restore_extra(payload)
+        if restored:
+            facts["extra_content_restored"] = restored
+            changed = True
     if payload.get("stream"):
         options = payload.get("stream_options") or {}
         payload["stream_options"] = {**options, "include_usage": True}
+        changed = True
+    if changed:
         body = json.dumps(payload, ensure_ascii=False).encode()
     return {"body": body, "facts": facts}
 
@@ -245,6 +308,7 @@ class StreamReader:
         self.finish: str | None = None
         self.malformed = 0
         self.done = False
+        self.extra: dict[int, Any] = {}  # tool call index -> its extra_content (Gemini)
 
     def feed(self, raw: bytes) -> None:
         line = raw.decode("utf-8", "replace").strip()
@@ -276,7 +340,13 @@ class StreamReader:
                 slot["id"] = call.get("id") or slot["id"]
                 slot["name"] = function.get("name") or slot["name"]
                 slot["arguments"] += function.get("arguments") or ""
+                if call.get("extra_content") is not None:
+                    self.extra[int(call.get("index") or 0)] = call["extra_content"]
             self.finish = choice.get("finish_reason") or self.finish
+
+    def extra_content(self) -> list[dict[str, Any]]:
+        """The tool calls that carried extra_content, with it."""
+        return [{**self.calls[i], "extra_content": self.extra[i]} for i in sorted(self.extra)]
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -287,6 +357,24 @@ class StreamReader:
             "malformed_lines": self.malformed,
             "done": self.done,
         }
+
+
+def _json_extra_content(payload: bytes) -> list[dict[str, Any]]:
+    """The tool calls of a non-streamed reply that carry extra_content, with it."""
+    try:
+        calls = json.loads(payload)["choices"][0]["message"].get("tool_calls") or []
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+        return []
+    return [
+        {
+            "id": c.get("id", ""),
+            "name": (c.get("function") or {}).get("name", ""),
+            "arguments": (c.get("function") or {}).get("arguments", ""),
+            "extra_content": c["extra_content"],
+        }
+        for c in calls
+        if isinstance(c, dict) and c.get("extra_content") is not None
+    ]
 
 
 def _json_reply(payload: bytes) -> dict[str, Any]:
@@ -321,9 +409,10 @@ class Attempt:
     def __init__(self, config: dict[str, Any]):
         self.binary: str = config["binary"]
         self.session: str = config["session"]
-        self.model: str = config["model"]
+        self.model: str | None = config["model"]  # None: chat picks (AI_GATEWAY_MODEL, its own)
         self.message: str = config["message"]
         self.upstream: str = config["upstream"]
+        self.endpoint_kind: str = config.get("endpoint_kind", "gateway")
         self.routes: list[str] = config.get("routes") or []
         self.folder = Path(config["workdir"])
         self.socket_dir = Path(config["socket_dir"])
@@ -344,7 +433,7 @@ class Attempt:
     def run(self) -> int:
         become_subreaper()
         signal.signal(signal.SIGTERM, self._on_sigterm)
-        meter = Meter(self.upstream, self.folder / METER_LOG)
+        meter = Meter(self.upstream, self.folder / METER_LOG, self.endpoint_kind)
         threading.Thread(target=meter.serve_forever, name="meter", daemon=True).start()
         env = self.env(meter.url)
         returncode = 1
@@ -378,7 +467,9 @@ class Attempt:
         return True
 
     def _chat(self, env: dict[str, str]) -> int:
-        argv = [self.binary, "--session", self.session, "chat", "-v", "--model", self.model]
+        argv = [self.binary, "--session", self.session, "chat", "-v"]
+        if self.model is not None:
+            argv += ["--model", self.model]
         # Own process group: the engine's SIGTERM reaches only us, and we end the chat.
         self.chat = subprocess.Popen(
             [*argv, self.message],

@@ -90,9 +90,11 @@ class LightpandaConfig(BaseModel):
 
     binary: str
     provider: str
-    model: str | None = None
+    model: str | None = None  # None: Lightpanda's own default for the provider
     # May hold "{task_id}", replaced per attempt (a per-task routing proxy or scripted model).
     base_url: str | None = None
+    # lightpanda --user-agent (the whole header; Lightpanda forbids "Mozilla" in it).
+    user_agent: str | None = None
 
 
 class LightpandaBackend:
@@ -107,7 +109,16 @@ class LightpandaBackend:
         return dict(self._programs)
 
     def settings(self) -> dict[str, Any]:
-        return self.config.model_dump() | {"budgets": BUDGETS}
+        settings = self.config.model_dump() | {"budgets": BUDGETS}
+        version = self._programs.get("lightpanda")
+        default = DEFAULT_MODELS.get((version or "", self.config.provider))
+        if self.config.model is None and default is not None:
+            settings["default_model"] = default
+            settings["default_model_source"] = (
+                f"Lightpanda {version}'s default for --provider {self.config.provider} "
+                "(not passed: Lightpanda picks it, as upstream's runner let it)"
+            )
+        return settings
 
     def base_url_for(self, prepared: PreparedTask) -> str | None:
         if prepared.base_url is not None:
@@ -121,6 +132,8 @@ class LightpandaBackend:
         argv = [self.config.binary, "agent", "--provider", self.config.provider]
         if self.config.model:
             argv += ["--model", self.config.model]
+        if self.config.user_agent is not None:
+            argv += ["--user-agent", self.config.user_agent]
         argv += ["--task", prepared.text, "--trace", str(trace), "--trace-results"]
         if prepared.system_prompt is not None:
             argv += ["--system-prompt", prepared.system_prompt]
@@ -185,8 +198,13 @@ def _last_error_line(stderr: str) -> str:
 
 # --- the command line ----------------------------------------------------------------------
 
-DEFAULT_PROVIDER = "anthropic"
-DEFAULT_MODEL = "claude-sonnet-4-6"
+# Upstream's defaults: --provider gemini and no --model, so Lightpanda's own default model.
+DEFAULT_PROVIDER = "gemini"
+# The model Lightpanda uses when none is passed, per (version, provider): seen on the wire
+# (lightpanda 1.0.2 --provider gemini asks for models/gemini-3.8-flash:generateContent).
+DEFAULT_MODELS: dict[tuple[str, str], str] = {("1.0.2", "gemini"): "gemini-3.8-flash"}
+DEFAULT_TIMEOUT_S = 300.0  # upstream's; localweb keeps its own shorter default
+DEFAULT_MEMORY_MAX_MB = 6000  # upstream's cap (systemd-run MemoryMax, no swap)
 
 
 def add_args(parser: argparse.ArgumentParser) -> None:
@@ -200,6 +218,8 @@ def add_args(parser: argparse.ArgumentParser) -> None:
         "--base-url",
         help="the provider's API base URL; {task_id} in it is replaced per task",
     )
+    # --provider (default gemini, as upstream: its key is GOOGLE_API_KEY or GEMINI_API_KEY)
+    # and --model (default: Lightpanda's own for the provider) are common run flags.
 
 
 def build(
@@ -210,8 +230,13 @@ def build(
     if scripted_model is not None:
         # The suite plays the model (localweb's oracle) over the OpenAI-compatible protocol;
         # each attempt's PreparedTask carries the scripted server's URL for that episode.
+        if args.user_agent is not None:
+            check_user_agent(args.user_agent)
         config = LightpandaConfig(
-            binary=str(binary), provider="openai_compatible", model=scripted_model
+            binary=str(binary),
+            provider="openai_compatible",
+            model=scripted_model,
+            user_agent=args.user_agent,
         )
         return LightpandaBackend(config, programs)
     args.provider = args.provider or DEFAULT_PROVIDER
@@ -219,8 +244,8 @@ def build(
         raise InputError(
             f"--provider {args.provider}: not a Lightpanda provider ({', '.join(PROVIDERS)})"
         )
-    if args.model is None and args.provider == DEFAULT_PROVIDER:
-        args.model = DEFAULT_MODEL
+    if args.user_agent is not None:
+        check_user_agent(args.user_agent)
     keys = PROVIDER_KEYS.get(args.provider, ())
     if keys and not any(os.environ.get(k) for k in keys):
         raise InputError(
@@ -232,9 +257,22 @@ def build(
     ):
         raise InputError("--provider openai_compatible needs --base-url or OPENAI_BASE_URL")
     config = LightpandaConfig(
-        binary=str(binary), provider=args.provider, model=args.model, base_url=args.base_url
+        binary=str(binary),
+        provider=args.provider,
+        model=args.model,
+        base_url=args.base_url,
+        user_agent=args.user_agent,
     )
     return LightpandaBackend(config, programs)
+
+
+def check_user_agent(user_agent: str) -> None:
+    """Lightpanda's own rule, checked before the run rather than in every attempt."""
+    if "Mozilla" in user_agent or not all(32 <= ord(c) < 127 for c in user_agent):
+        raise InputError(
+            f"--user-agent {user_agent!r}: Lightpanda takes printable ASCII without "
+            '"Mozilla" (it does not impersonate other browsers)'
+        )
 
 
 CLI = BackendCLI(
@@ -243,4 +281,8 @@ CLI = BackendCLI(
     run_flags=("lightpanda", "base_url"),
     build=build,
     run_dir=lambda suite, args: default_run_dir(suite.name),
+    default_timeout_s=DEFAULT_TIMEOUT_S,
+    default_memory_max_mb=DEFAULT_MEMORY_MAX_MB,
+    user_agent=True,
+    isolation="a fresh lightpanda process per attempt, in the attempt's own folder (as upstream)",
 )

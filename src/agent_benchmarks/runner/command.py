@@ -6,8 +6,10 @@ needs run-scoped services, a session factory. Everything else is here once: sele
 the run folder, the manifest, ``--resume``, the engine, grading at the end.
 
 A run's defining flags (provider, model, timeout, repeat, prompt, ...) are stored in the
-manifest. ``--resume`` takes them from there; a defining flag typed again with another
-value is refused, because a run must not change what it measures halfway.
+manifest. ``--resume`` takes them from there. The whole original command line may be typed
+again with ``--resume`` (upstream's habit: ``gaia-run ... --out-dir D --resume``): a flag
+typed with the value the manifest holds is fine; one typed with another value is refused,
+naming it, because a run must not change what it measures halfway.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from rich.console import Console
 
 from agent_benchmarks.backends.base import Backend
 from agent_benchmarks.cli import (
+    RESUME_OUT_DIR,
     add_dataset_args,
     add_run_args,
     entry,
@@ -45,6 +48,7 @@ from agent_benchmarks.redact import redact_argv
 from agent_benchmarks.runner.engine import AttemptRunner, RunOutcome, execute
 from agent_benchmarks.runner.executor import LocalPool
 from agent_benchmarks.runner.plan import plan_attempts
+from agent_benchmarks.runner.process import memory_cap_method
 from agent_benchmarks.runner.session import TaskSession
 from agent_benchmarks.scoring.scorecard import read_manifest
 from agent_benchmarks.storage import read_predictions, write_json_atomic
@@ -61,9 +65,19 @@ RUN_FLAGS = (
     "block_answer_sources",
     "prices",
     "scaffold",
+    "user_agent",
 )
-# Selection flags: a resumed run keeps the manifest's task ids.
-SELECTION_FLAGS = ("limit", "task_ids", "site", "sample_per_site", "skip_attachments")
+# Selection flags: a resumed run keeps the manifest's task ids; typed again, they must say
+# what the manifest's selection says.
+SELECTION_FLAGS = (
+    "limit",
+    "task_ids",
+    "level",
+    "site",
+    "sample_per_site",
+    "sample_seed",
+    "skip_attachments",
+)
 
 
 @dataclass(frozen=True)
@@ -80,6 +94,20 @@ class BackendCLI:
     # results/<suite>/<stamp> for the native runner; results/<suite>-mcp/<backend>/...
     run_dir: Callable[[SuiteDef, argparse.Namespace], Path]
     prog_suffix: str = "-run"  # the console script is <suite><suffix>
+    # This runner's default --timeout; a suite whose own default is shorter keeps it
+    # (localweb: local pages). None: the suite's default.
+    default_timeout_s: float | None = None
+    # This runner's default --memory-max-mb (None: no cap unless asked).
+    default_memory_max_mb: int | None = None
+    # Whether the runner can set the browser's User-Agent (--user-agent).
+    user_agent: bool = False
+    # What each attempt gets to itself, written to the manifest (settings.isolation).
+    isolation: str | None = None
+
+    def timeout_for(self, suite: SuiteDef) -> float:
+        if self.default_timeout_s is None:
+            return suite.default_timeout_s
+        return min(self.default_timeout_s, suite.default_timeout_s)
 
 
 # (suite, args, mode, scripted_model, backend) -> a context manager yielding the run's
@@ -173,7 +201,8 @@ def run_command(
         if add_suite_args is not None:
             add_suite_args(parser)
         args = parser.parse_args(argv)
-        return _run(suite, backend_cli, session_factory, args, argv, prog, scripted_model)
+        typed = _typed_flags(parser, argv)
+        return _run(suite, backend_cli, session_factory, args, argv, prog, scripted_model, typed)
 
     return main
 
@@ -186,15 +215,21 @@ def _run(
     argv: list[str],
     prog: str,
     scripted_model: str | None,
+    typed: set[str],
 ) -> int:
     console = Console(stderr=True, soft_wrap=True)
     run_flags = RUN_FLAGS + backend_cli.run_flags
     manifest: Manifest | None = None
+    if args.user_agent is not None and not backend_cli.user_agent:
+        raise InputError(
+            f"--user-agent: {prog} cannot set the browser's User-Agent (the native runner, "
+            f"{suite.name}-run, forwards it to lightpanda)"
+        )
     if args.resume is not None:
         # Absolute: each agent runs in its attempt folder, so relative paths would break.
-        run_dir = args.resume.absolute()
-        manifest = _load_resumable(run_dir, suite, args)
-        _apply_stored_flags(args, manifest.settings.get("flags", {}), run_flags)
+        run_dir = _resume_folder(args)
+        manifest = _load_resumable(run_dir, suite, args, typed)
+        _apply_stored_flags(args, manifest.settings.get("flags", {}), run_flags, typed)
         loaded, tasks = _reload_tasks(suite, manifest)
     else:
         if args.no_retry_errors:
@@ -208,7 +243,10 @@ def _run(
                 f"{run_dir} already holds a run; continue it with --resume {run_dir}, "
                 "or choose another --out-dir"
             )
-    args.timeout = args.timeout or suite.default_timeout_s
+    if manifest is None:  # a resumed run keeps what its manifest says, defaults included
+        args.timeout = args.timeout or backend_cli.timeout_for(suite)
+        if args.memory_max_mb is None:
+            args.memory_max_mb = backend_cli.default_memory_max_mb
     args.repeat = args.repeat or 1
     # Without --provider, a suite that can play the model itself (localweb) does so.
     if args.provider is not None or getattr(args, "base_url", None) is not None:
@@ -218,7 +256,17 @@ def _run(
     backend = backend_cli.build(args, suite, scripted_model)
     # A scripted model is named as such in the manifest and never priced, whatever id the
     # driven program had to be given (Claude Code insists on a real model id).
-    model = scripted_model or backend.settings().get("model")
+    # The model the program runs: passed, or the program's own default where the backend
+    # knows it (Lightpanda's for gemini), so the run is priced and labelled.
+    model = (
+        scripted_model or backend.settings().get("model") or backend.settings().get("default_model")
+    )
+    if manifest is not None and manifest.model != model:
+        raise InputError(
+            f"--resume {run_dir}: the model was {manifest.model!r} when the run started and "
+            f"is {model!r} now (an environment default such as AI_GATEWAY_MODEL changed?); "
+            "restore it or start a new run"
+        )
     flags = {name: _jsonable(getattr(args, name, None)) for name in run_flags}
 
     predictions_path = run_dir / "predictions.jsonl"
@@ -264,6 +312,8 @@ def _run(
                     "backend": backend.settings(),
                     "session": session.settings(),
                     "prices": {"version": prices.version, "source": prices.source},
+                    **({"isolation": backend_cli.isolation} if backend_cli.isolation else {}),
+                    "memory_cap": _memory_cap(args.memory_max_mb),
                 },
             )
         else:
@@ -278,7 +328,7 @@ def _run(
             session=session,
             backend=backend,
             timeout_s=args.timeout,
-            memory_max_mb=args.memory_max_mb,
+            memory_max_mb=args.memory_max_mb or None,
             prices=prices,
             model=model,
         )
@@ -362,7 +412,34 @@ def _jsonable(value: Any) -> Any:
     return str(value) if isinstance(value, Path) else value
 
 
-def _load_resumable(run_dir: Path, suite: SuiteDef, args: argparse.Namespace) -> Manifest:
+def _typed_flags(parser: argparse.ArgumentParser, argv: list[str]) -> set[str]:
+    """The dests of the flags typed on the command line (not left at their defaults)."""
+    for action in parser._actions:
+        action.default = argparse.SUPPRESS
+    typed, _ = parser.parse_known_args(argv)
+    return set(vars(typed))
+
+
+def _resume_folder(args: argparse.Namespace) -> Path:
+    """The run folder of ``--resume [RUN_DIR]``: RUN_DIR, else ``--out-dir``'s."""
+    if args.resume == RESUME_OUT_DIR:
+        if args.out_dir is None:
+            raise InputError(
+                "--resume needs the run folder: --resume RUN_DIR, or --out-dir RUN_DIR --resume"
+            )
+        return args.out_dir.absolute()
+    run_dir = args.resume.absolute()
+    if args.out_dir is not None and args.out_dir.resolve() != run_dir.resolve():
+        raise InputError(
+            f"--out-dir {args.out_dir}: this run's folder is {run_dir} (--resume {args.resume}); "
+            "a resumed run stays in its folder"
+        )
+    return run_dir
+
+
+def _load_resumable(
+    run_dir: Path, suite: SuiteDef, args: argparse.Namespace, typed: set[str]
+) -> Manifest:
     if not run_dir.is_dir():
         raise InputError(f"--resume {run_dir}: no such run folder")
     manifest = read_manifest(run_dir)
@@ -370,30 +447,84 @@ def _load_resumable(run_dir: Path, suite: SuiteDef, args: argparse.Namespace) ->
         raise InputError(f"--resume {run_dir}: no manifest.json there, so not a run folder")
     if manifest.suite != suite.name:
         raise InputError(f"--resume {run_dir}: a {manifest.suite} run, not {suite.name}")
-    if args.out_dir is not None:
-        raise InputError("--out-dir cannot be combined with --resume (the run folder is fixed)")
-    given = [f"--{n.replace('_', '-')}" for n in SELECTION_FLAGS if getattr(args, n, None)]
-    if given or getattr(args, "dataset_file", None) is not None:
-        flags = ", ".join(given + (["--dataset-file"] if args.dataset_file else []))
-        raise InputError(
-            f"{flags}: a resumed run keeps the tasks its manifest lists ({run_dir}/manifest.json)"
-        )
+    _check_selection_unchanged(manifest, args, typed, run_dir)
     return manifest
 
 
+def _changed(flag: str, given: Any, kept: Any, what: str) -> InputError:
+    return InputError(
+        f"--{flag.replace('_', '-')} {_typed(given)}: this run was started with "
+        f"{_shown(kept)}; {what} (start a new run to change it)"
+    )
+
+
+def _typed(value: Any) -> str:
+    return ",".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, list):
+        return ",".join(map(str, value))
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def _check_selection_unchanged(
+    manifest: Manifest, args: argparse.Namespace, typed: set[str], run_dir: Path
+) -> None:
+    """Selection flags typed with ``--resume`` must say what the manifest says."""
+    keeps = f"a resumed run keeps the tasks its manifest lists ({run_dir}/manifest.json)"
+    defaults = {"sample_seed": 0, "skip_attachments": False}
+    for name in SELECTION_FLAGS:
+        if name not in typed:
+            continue
+        given = getattr(args, name, None)
+        kept = manifest.selection.get(name, defaults.get(name))
+        if given != kept:
+            raise _changed(name, given, kept, keeps)
+    if "split" in typed and args.split != manifest.split:
+        raise _changed("split", args.split, manifest.split, keeps)
+    if "revision" in typed and args.revision != manifest.dataset.revision:
+        raise _changed("revision", args.revision, manifest.dataset.revision, keeps)
+    if "dataset_file" in typed:
+        given_path = args.dataset_file.resolve()
+        source = manifest.dataset
+        kept_path = Path(source.path).resolve() if source.kind == "file" and source.path else None
+        if given_path != kept_path:
+            kept = str(kept_path) if kept_path else f"the {source.kind} dataset"
+            raise InputError(
+                f"--dataset-file {args.dataset_file}: this run was started with {kept}; "
+                f"{keeps} (start a new run to change it)"
+            )
+        if not given_path.is_file() or sha256_file(given_path) != source.sha256:
+            raise InputError(
+                f"--dataset-file {args.dataset_file}: the file changed since this run started "
+                f"(sha256 {source.sha256} then); restore it or start a new run"
+            )
+
+
 def _apply_stored_flags(
-    args: argparse.Namespace, stored: dict[str, Any], names: Sequence[str]
+    args: argparse.Namespace, stored: dict[str, Any], names: Sequence[str], typed: set[str]
 ) -> None:
     for name in names:
         given = _jsonable(getattr(args, name, None))
         kept = stored.get(name)
-        if given is not None and given != kept:
-            flag = "--" + name.replace("_", "-")
-            raise InputError(
-                f"{flag} {given}: this run was started with {kept!r}; a resumed run keeps "
-                "its settings (start a new run to change them)"
-            )
+        if name in typed and given is not None and given != kept:
+            raise _changed(name, given, kept, "a resumed run keeps its settings")
         setattr(args, name, kept)
+
+
+def _memory_cap(memory_max_mb: int | None) -> dict[str, Any]:
+    if not memory_max_mb:
+        return {"max_mb": None}
+    return {
+        "max_mb": memory_max_mb,
+        "method": memory_cap_method(),
+        "how": "per attempt: a cgroup of its own (its memory limit, and no swap where the "
+        "cgroup has a swap limit) when one can be made, else RLIMIT_DATA on each process; "
+        "upstream wrapped lightpanda in systemd-run --scope (MemoryMax, MemorySwapMax=0)",
+    }
 
 
 def _check_backend_unchanged(manifest: Manifest, backend: Backend, run_dir: Path) -> None:
