@@ -152,8 +152,8 @@ def add_run_args(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--user-agent",
         metavar="UA",
-        help="the browser's User-Agent (native runner: lightpanda --user-agent; Lightpanda "
-        'refuses any value containing "Mozilla")',
+        help="the browser's User-Agent (native: lightpanda --user-agent; agent-browser chat: "
+        'AGENT_BROWSER_USER_AGENT; Lightpanda refuses any value containing "Mozilla")',
     )
     group.add_argument("--out-dir", type=Path, help="run folder (default: results/<suite>/<UTC>)")
     group.add_argument(

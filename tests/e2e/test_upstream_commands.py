@@ -33,6 +33,7 @@ from agent_benchmarks.localweb.models import (
     ScriptedModelServer,
     ScriptedPolicy,
     StepPolicy,
+    call,
 )
 from agent_benchmarks.records import Manifest, PredictionRow
 from tests.support import WEBBENCH_CSV, lightpanda_binary, run_cli
@@ -257,23 +258,16 @@ def test_a_user_agent_lightpanda_refuses_is_one_line(tmp_path: Path) -> None:
     assert not (tmp_path / "r").exists()
 
 
-@pytest.mark.parametrize(
-    ("script", "extra"),
-    [("webbench-ab-run", []), ("webbench-mcp-run", ["--backend", "lightpanda"])],
-)
-def test_runners_that_cannot_set_the_user_agent_refuse_it(
-    script: str, extra: list[str], tmp_path: Path
-) -> None:
+def test_the_mcp_runner_refuses_a_user_agent(tmp_path: Path) -> None:
     proc = run_cli(
-        script,
-        *extra,
-        *("--user-agent", "AgentBenchmarks/1.0", "--limit", "1"),
+        "webbench-mcp-run",
+        *("--backend", "lightpanda", "--user-agent", "AgentBenchmarks/1.0", "--limit", "1"),
         *("--dataset-file", str(WEBBENCH_CSV), "--out-dir", str(tmp_path / "r")),
     )
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
-        f"error: --user-agent: {script} cannot set the browser's User-Agent (the native "
-        "runner, webbench-run, forwards it to lightpanda)"
+        "error: --user-agent: webbench-mcp-run cannot set the browser's User-Agent "
+        "(webbench-run and webbench-ab-run can)"
     ]
 
 
@@ -371,6 +365,47 @@ def test_chat_through_the_gateway(assistantbench_file: Path, tmp_path: Path) -> 
     assert backend["endpoint_kind"] == "gateway"
     assert manifest.settings["isolation"].startswith("fresh browser, HOME and agent-browser")
     assert not _files_holding(run_dir, GATEWAY_KEY)
+
+
+@pytest.mark.parametrize("engine", ["chrome", "lightpanda"])
+def test_chat_user_agent_reaches_the_pages(engine: str, tmp_path: Path) -> None:
+    """``webbench-ab-run --user-agent UA --limit 1``: AGENT_BROWSER_USER_AGENT, on the wire,
+    with either engine under agent-browser."""
+    run_dir = tmp_path / engine
+    agent = "AgentBenchmarks/1.0 (e2e chat)"
+    with UserAgentEcho() as page:
+        policy = ScriptedPolicy(
+            [call("agent_browser", command=f"agent-browser open {page.url}"), FinalAnswer("18 V")]
+        )
+        with ScriptedModelServer(lambda task_id: policy) as server:
+            proc = run_cli(
+                "webbench-ab-run",
+                *("--user-agent", agent, "--limit", "1", "--engine", engine),
+                *("--model", "google/gemini-3.5-flash"),
+                *("--dataset-file", str(WEBBENCH_CSV), "--scaffold", "--out-dir", str(run_dir)),
+                env={
+                    "AI_GATEWAY_API_KEY": GATEWAY_KEY,
+                    "AI_GATEWAY_URL": f"{server.root_url}/task/{{task_id}}",
+                    "GEMINI_DIRECT": "",
+                },
+            )
+        seen = list(page.seen)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert seen and set(seen) == {agent}
+    (row,) = _rows(run_dir)
+    assert (row.status, row.prediction) == ("ok", "18 V")
+    assert _manifest(run_dir).settings["backend"]["user_agent"] == agent
+
+
+def test_chat_on_lightpanda_refuses_a_user_agent_lightpanda_would_ignore(tmp_path: Path) -> None:
+    proc = run_cli(
+        "webbench-ab-run",
+        *("--user-agent", "Mozilla/5.0 (X11)", "--engine", "lightpanda", "--limit", "1"),
+        *("--dataset-file", str(WEBBENCH_CSV), "--out-dir", str(tmp_path / "r")),
+        env={"AI_GATEWAY_API_KEY": GATEWAY_KEY},
+    )
+    assert proc.returncode == 2
+    assert len(proc.stderr.strip().splitlines()) == 1 and '"Mozilla"' in proc.stderr
 
 
 def test_chat_with_gemini_direct(assistantbench_file: Path, tmp_path: Path) -> None:

@@ -66,7 +66,7 @@ from agent_benchmarks.backends.agent_browser_chat_attempt import (
     STDERR_LOG,
 )
 from agent_benchmarks.backends.base import AgentOutcome, Backend, PreparedTask, process_failure
-from agent_benchmarks.backends.lightpanda import bundled_binary, check_binary
+from agent_benchmarks.backends.lightpanda import bundled_binary, check_binary, check_user_agent
 from agent_benchmarks.backends.lightpanda_trace import strip_ansi
 from agent_benchmarks.backends.programs import node_binary, program_version, short_id
 from agent_benchmarks.cli import positive_int
@@ -408,6 +408,8 @@ class ChatConfig(BaseModel):
     key_env: str = "AI_GATEWAY_API_KEY"  # where the key is read from (its value never stored)
     # Each attempt's agent-browser session is <prefix>-<pid>-<attempt>: fresh per attempt.
     session_prefix: str = DEFAULT_SESSION_PREFIX
+    # --user-agent: AGENT_BROWSER_USER_AGENT, which both engines send (seen on the wire).
+    user_agent: str | None = None
     lightpanda: str | None = None
     action_timeout_ms: int | None = None  # AGENT_BROWSER_DEFAULT_TIMEOUT; None: its 25000
     limits: dict[str, Any] = LIMITS
@@ -466,6 +468,8 @@ class AgentBrowserChatBackend:
             }
         if c.action_timeout_ms is not None:
             env["AGENT_BROWSER_DEFAULT_TIMEOUT"] = str(c.action_timeout_ms)
+        if c.user_agent is not None:
+            env["AGENT_BROWSER_USER_AGENT"] = c.user_agent
         if prepared.block_urls:
             policy = workdir / "action-policy.json"
             policy.write_text(json.dumps(BLOCKING_POLICY) + "\n", encoding="utf-8")
@@ -757,6 +761,9 @@ def build(
             f"--session {session_prefix}: letters, digits, hyphens and underscores only "
             "(agent-browser's rule), at most 40"
         )
+    if args.user_agent is not None and args.engine == "lightpanda":
+        # Through agent-browser, Lightpanda ignores a value it refuses and sends its own.
+        check_user_agent(args.user_agent)
     endpoint_kind, key_env, model_source = "gateway", "AI_GATEWAY_API_KEY", "--model"
     if scripted_model is not None:
         if args.model is not None:
@@ -788,6 +795,7 @@ def build(
         endpoint_kind=endpoint_kind,
         key_env=key_env,
         session_prefix=session_prefix,
+        user_agent=args.user_agent,
         lightpanda=str(lightpanda) if lightpanda else None,
         action_timeout_ms=args.action_timeout_ms,
         blocking=blocking,
@@ -805,6 +813,7 @@ CLI = BackendCLI(
     ),
     prog_suffix="-ab-run",
     default_timeout_s=DEFAULT_TIMEOUT_S,
+    user_agent=True,
     isolation="fresh browser, HOME and agent-browser daemon per attempt (upstream: one "
     "session per worker, reused across tasks)",
 )

@@ -222,8 +222,8 @@ def _run(
     manifest: Manifest | None = None
     if args.user_agent is not None and not backend_cli.user_agent:
         raise InputError(
-            f"--user-agent: {prog} cannot set the browser's User-Agent (the native runner, "
-            f"{suite.name}-run, forwards it to lightpanda)"
+            f"--user-agent: {prog} cannot set the browser's User-Agent ({suite.name}-run "
+            f"and {suite.name}-ab-run can)"
         )
     if args.resume is not None:
         # Absolute: each agent runs in its attempt folder, so relative paths would break.
