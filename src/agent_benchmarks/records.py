@@ -247,4 +247,7 @@ class Scores(_Record):
     usage: UsageSummary
     duration_s: dict[str, float] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)
+    # Set for runs another harness wrote (``{"imported": "upstream", ...}``): where they came
+    # from, what their manifest said, and what they do not record (see upstream.py).
+    provenance: dict[str, Any] | None = None
     per_task: list[TaskScore] = Field(default_factory=list)

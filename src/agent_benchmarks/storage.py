@@ -5,6 +5,10 @@ crash leaves at most one incomplete last line. Nothing here ever rewrites a comp
 A torn last line (no trailing newline, not valid JSON) is reported with its line number;
 before appending after a crash, :func:`set_aside_torn_tail` moves the fragment to
 ``<file>.torn`` so the next row starts on a line of its own.
+
+:func:`read_predictions` is the one reader of predictions files: it also reads rows written
+by upstream's harness, converting each as it is read (:mod:`agent_benchmarks.upstream`),
+and says how many it converted; the file itself is never changed.
 """
 
 from __future__ import annotations
@@ -17,8 +21,9 @@ from typing import IO
 
 from pydantic import ValidationError
 
+from agent_benchmarks import upstream
 from agent_benchmarks.errors import InputError
-from agent_benchmarks.records import PredictionRow
+from agent_benchmarks.records import PredictionRow, Suite
 
 
 @dataclass
@@ -34,6 +39,11 @@ class PredictionsFile:
     path: Path
     rows: list[PredictionRow] = field(default_factory=list)
     torn: TornLine | None = None
+    n_imported: int = 0  # rows written by upstream's harness, converted on read
+
+    @property
+    def imported(self) -> bool:
+        return self.n_imported > 0
 
     def warnings(self) -> list[str]:
         if self.torn is None:
@@ -44,8 +54,12 @@ class PredictionsFile:
         ]
 
 
-def read_predictions(path: Path) -> PredictionsFile:
-    """Read and validate every row; raise :class:`InputError` naming the first bad line."""
+def read_predictions(path: Path, suite: Suite | None = None) -> PredictionsFile:
+    """Read and validate every row; raise :class:`InputError` naming the first bad line.
+
+    A row in upstream's shape is converted to ours (``suite`` says which suite when its
+    fields do not); a row in neither shape is refused.
+    """
     path = Path(path)
     try:
         data = path.read_bytes()
@@ -73,6 +87,24 @@ def read_predictions(path: Path) -> PredictionsFile:
             raise InputError(f"{path}:{line_number}: not a JSON line ({exc})") from None
         if not isinstance(obj, dict):
             raise InputError(f"{path}:{line_number}: expected a JSON object per line")
+        if upstream.is_upstream_row(obj):
+            try:
+                result.rows.append(upstream.convert_row(obj, suite))
+            except (upstream.UpstreamRowError, ValidationError) as exc:
+                problem = _describe(exc) if isinstance(exc, ValidationError) else str(exc)
+                raise InputError(
+                    f"{path}:{line_number}: a row in upstream's shape that cannot be read: "
+                    f"{problem}"
+                ) from None
+            result.n_imported += 1
+            continue
+        if not upstream.is_ours(obj):
+            keys = ", ".join(sorted(obj)[:8]) or "none"
+            raise InputError(
+                f"{path}:{line_number}: not a prediction row: neither this harness's (no "
+                "schema_version or suite) nor upstream's (needs id, task, prediction and "
+                f"timed_out, returncode or duration_s); its keys: {keys}"
+            )
         try:
             result.rows.append(PredictionRow.model_validate(obj))
         except ValidationError as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import get_args
 
@@ -174,7 +175,7 @@ def test_per_task_chart_needs_twenty_attempts(tmp_path: Path) -> None:
 
 def test_every_reason_code_can_fire_at_once(tmp_path: Path) -> None:
     """A run wrong in every way gets every reason; a new reason code must join this test."""
-    outcomes = uniform(9, Attempt())
+    outcomes = uniform(8, Attempt())  # and one imported row below: 9 tasks, too few
     leak = ToolCall(name="goto", args={"url": "https://huggingface.co/spaces/gaia/leaderboard"})
     outcomes["task-00"] = [Attempt(trace=[leak])]
     outcomes["task-01"] = [Attempt(details={"contaminated": True})]
@@ -190,6 +191,10 @@ def test_every_reason_code_can_fire_at_once(tmp_path: Path) -> None:
         revision="r9",
         timeout_s=60.0,
     )
+    # A row upstream's harness wrote, read as it is: the run is imported.
+    upstream_row = {"id": "task-up", "task": "Q?", "gold": "1", "prediction": "1", "level": 1}
+    with open(bad / "predictions.jsonl", "a") as fh:
+        fh.write(json.dumps({**upstream_row, "timed_out": False, "returncode": 0}) + "\n")
     result = rows(make_run(tmp_path, "good"), bad)
     fired = codes(result["bad"]) | {r.code for r in result["bad"].eligibility.per_task_reasons}
     assert fired == set(get_args(ReasonCode))

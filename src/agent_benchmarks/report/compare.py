@@ -286,6 +286,14 @@ def _candidate(key: str, run: LoadedRun, leak: LeakAudit) -> Candidate:
     )
 
 
+def _mode(run: LoadedRun) -> str:
+    """The manifest's mode; ``imported`` for a run upstream's harness wrote (its manifest
+    records none), ``unknown`` for a run without a manifest."""
+    if run.manifest is not None:
+        return run.manifest.mode
+    return "imported" if run.imported_from else "unknown"
+
+
 def build_row(
     candidate: Candidate,
     eligibility: Eligibility,
@@ -308,7 +316,7 @@ def build_row(
         stack=candidate.stack,
         run_dir=str(run.run_dir),
         suite=run.suite,
-        mode=run.manifest.mode if run.manifest else "unknown",
+        mode=_mode(run),
         graded_on_the_fly=run.graded_on_the_fly,
         n_tasks=candidate.n_tasks,
         attempts_per_task_min=candidate.min_attempts,

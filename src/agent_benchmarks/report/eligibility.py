@@ -18,7 +18,10 @@ A row is headline eligible only when all of these hold (the reason code in brack
 - [budgets_differ] with the same budgets as every row it is compared with: a stack given
   more turns or time is not answering the same question;
 - [contaminated] none of its rows called a tool outside its browser (the MCP audit);
-- [leak] the leak audit found nothing.
+- [leak] the leak audit found nothing;
+- [imported] its rows were written by this harness, not converted on read from upstream's
+  harness (lightpanda-io/agent-benchmarks), which records no task list, dataset revision,
+  program versions, budgets or mode: such a run is shown for reference only.
 
 A per-task chart additionally needs [too_few_attempts] at least
 :data:`MIN_ATTEMPTS_PER_TASK` attempts per task (``--repeat``), so one task's rate means
@@ -60,7 +63,7 @@ HEADLINE_RULE = (
     "A row is headline eligible with: live or recorded mode; the same tasks, contracts and "
     "budgets as every compared row; program versions and model id pinned; at least "
     f"{MIN_TASKS} tasks; step, token and cost budgets recorded (LLM rows); no contaminated "
-    "rows; no leak-audit hits. "
+    "rows; no leak-audit hits; not imported from another harness. "
     f"Per-task charts also need at least {MIN_ATTEMPTS_PER_TASK} attempts per task."
 )
 
@@ -188,9 +191,18 @@ def assess(candidates: list[Candidate]) -> dict[str, Eligibility]:
     for c in candidates:
         reasons: list[Reason] = []
         mode = c.run.manifest.mode if c.run.manifest else None
-        if mode is None:
+        if c.run.imported_from:
+            reasons.append(
+                Reason(
+                    code="imported",
+                    message=f"imported from {c.run.imported_from}'s harness: no task list, "
+                    "dataset revision, program versions, budgets or mode recorded; shown for "
+                    "reference only",
+                )
+            )
+        if mode is None and not c.run.imported_from:  # "imported" already says it
             reasons.append(Reason(code="mode", message="no manifest.json: mode unknown"))
-        elif mode not in HEADLINE_MODES:
+        elif mode is not None and mode not in HEADLINE_MODES:
             reasons.append(
                 Reason(code="mode", message=f"mode {mode}: only live or recorded runs count")
             )

@@ -7,17 +7,26 @@ whose predictions hash no longer matches the predictions is stale: it is graded 
 memory, and left as it is on disk. WebBench is graded by an LLM judge that costs money
 and needs a choice of judge, so a WebBench run without current scores is refused with the
 command that grades it.
+
+A folder written by upstream's harness (lightpanda-io/agent-benchmarks) loads too: its rows
+are converted as they are read (never rewritten), its manifest is kept as it was
+(``upstream_manifest``), and the run is marked ``imported_from``, which keeps it out of
+headline claims. Upstream's own scores.json is never read nor overwritten: ours sits
+beside it (:func:`agent_benchmarks.upstream.scores_path`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 from rich.console import Console
 
+from agent_benchmarks import upstream
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.records import Manifest, PredictionRow, Scores, TaskScore
 from agent_benchmarks.scoring.scorecard import (
@@ -25,11 +34,13 @@ from agent_benchmarks.scoring.scorecard import (
     build_scores,
     final_rows,
     grade_file,
+    import_provenance,
+    import_warning,
     read_manifest,
 )
 from agent_benchmarks.storage import read_predictions
 
-RUN_FILES = ("predictions.jsonl", "manifest.json", "scores.json")
+RUN_FILES = ("predictions.jsonl", "manifest.json", "scores.json", upstream.IMPORTED_SCORES_NAME)
 
 
 def _deterministic_grader(suite: str) -> Grader | None:
@@ -63,6 +74,9 @@ class LoadedRun(BaseModel):
     scores: Scores | None  # None only when loaded with grade=False and not graded
     graded_on_the_fly: bool = False
     warnings: list[str] = []
+    # "upstream" when the rows were written by upstream's harness and converted on read.
+    imported_from: str | None = None
+    upstream_manifest: dict[str, Any] | None = None  # its manifest.json, as written
 
     @cached_property
     def final_by_key(self) -> dict[tuple[str, int], PredictionRow]:
@@ -91,6 +105,19 @@ def _read_scores(path: Path) -> Scores:
         raise InputError(f"{path}: cannot read scores file: {exc.strerror}") from None
 
 
+def _suite_hint(run_dir: Path, upstream_manifest: dict[str, Any] | None) -> Any:
+    """Which suite upstream rows belong to when their fields do not say: the script named in
+    upstream's manifest, else the suite of scores this harness already wrote for them."""
+    hint = upstream.suite_from_manifest(upstream_manifest)
+    scores_path = upstream.scores_path(run_dir)
+    if hint is None and scores_path.is_file():
+        try:
+            hint = json.loads(scores_path.read_bytes()).get("suite")
+        except (OSError, ValueError, AttributeError):
+            hint = None
+    return hint if hint in upstream.UPSTREAM_SUITES else None
+
+
 def load_run(
     path: Path,
     *,
@@ -110,7 +137,8 @@ def load_run(
     predictions = run_dir / "predictions.jsonl"
     if not predictions.is_file():
         raise InputError(f"{run_dir}: no predictions.jsonl in it: not a run folder")
-    loaded = read_predictions(predictions)
+    upstream_manifest = upstream.read_upstream_manifest(run_dir)
+    loaded = read_predictions(predictions, suite=_suite_hint(run_dir, upstream_manifest))
     warnings = loaded.warnings()
     if not loaded.rows:
         raise InputError(f"{predictions}: no prediction rows")
@@ -119,7 +147,10 @@ def load_run(
         raise InputError(f"{predictions}: rows of several suites ({', '.join(suites)})")
     suite = suites[0]
     manifest = read_manifest(run_dir)
-    if manifest is None:
+    provenance = import_provenance(loaded, run_dir)
+    if provenance is not None:
+        warnings.append(import_warning(loaded))
+    elif manifest is None:
         warnings.append(f"{run_dir}: no manifest.json: provenance and mode unknown")
     elif manifest.suite != suite:
         raise InputError(
@@ -128,7 +159,7 @@ def load_run(
     final = final_rows(loaded.rows, predictions).rows
 
     console = console or Console(stderr=True, soft_wrap=True)
-    scores_path = run_dir / "scores.json"
+    scores_path = upstream.scores_path(run_dir)
     scores: Scores | None = None
     on_the_fly = False
     grader = _deterministic_grader(suite)
@@ -143,7 +174,9 @@ def load_run(
             )
             scores = None
             if grader is not None:
-                scores = _grade_in_memory(predictions, loaded.rows, manifest, grader, warnings)
+                scores = _grade_in_memory(
+                    predictions, loaded.rows, manifest, grader, warnings, provenance
+                )
                 on_the_fly = True
     elif grader is not None:
         console.print(f"{run_dir}: no scores.json; grading it with the {suite} grader")
@@ -163,6 +196,8 @@ def load_run(
         scores=scores,
         graded_on_the_fly=on_the_fly,
         warnings=warnings,
+        imported_from=upstream.UPSTREAM if loaded.imported else None,
+        upstream_manifest=upstream_manifest if loaded.imported else None,
     )
 
 
@@ -172,10 +207,13 @@ def _grade_in_memory(
     manifest: Manifest | None,
     grader: Grader,
     warnings: list[str],
+    provenance: dict[str, Any] | None = None,
 ) -> Scores:
     # build_scores appends its own warnings; keep them apart from the loader's.
     grading_warnings: list[str] = []
-    scores = build_scores(predictions, rows, manifest, grader, grading_warnings)
+    scores = build_scores(
+        predictions, rows, manifest, grader, grading_warnings, provenance=provenance
+    )
     warnings.extend(grading_warnings)
     return scores
 

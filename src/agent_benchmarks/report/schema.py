@@ -28,6 +28,7 @@ ReasonCode = Literal[
     "budgets_differ",
     "contaminated",
     "leak",
+    "imported",
     "too_few_attempts",
 ]
 

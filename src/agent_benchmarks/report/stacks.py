@@ -57,9 +57,15 @@ def stack_of(run: LoadedRun) -> Stack:
     return Stack(
         backend=backend,
         engine=engine_of(backend, settings),
-        model=manifest.model if manifest is not None else None,
+        model=manifest.model if manifest is not None else _upstream_model(run),
         agent=agent_of(backend),
     )
+
+
+def _upstream_model(run: LoadedRun) -> str | None:
+    """The model an imported run's manifest (upstream's) names, as it named it."""
+    model = (run.upstream_manifest or {}).get("agent_model")
+    return model if isinstance(model, str) and model else None
 
 
 def driven_programs(stack: Stack) -> tuple[str, ...]:

@@ -9,7 +9,9 @@ module does the rest the same way for all suites:
 - the denominator: every task the run selected (the manifest's ``task_ids`` and
   ``repeat``), so a task without a row counts as wrong (``missing_row``), and timeouts and
   errors count as wrong in ``accuracy_strict``, while ``accuracy_on_completed`` leaves
-  infrastructure failures out and says so;
+  infrastructure failures out and says so; a run imported from upstream's harness has no
+  task list, so its denominator is the rows in the file, and scores.json says so in its
+  ``provenance`` (with what upstream's manifest said and what upstream does not record);
 - per-attempt metrics and their mean for repeated runs, breakdowns by group, usage,
   cost and duration, and the readable summary table.
 """
@@ -17,6 +19,7 @@ module does the rest the same way for all suites:
 from __future__ import annotations
 
 import hashlib
+import json
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -28,6 +31,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
+from agent_benchmarks import upstream
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.records import (
     INFRA_STATUSES,
@@ -38,7 +42,7 @@ from agent_benchmarks.records import (
     Usage,
     UsageSummary,
 )
-from agent_benchmarks.storage import read_predictions, write_json_atomic
+from agent_benchmarks.storage import PredictionsFile, read_predictions, write_json_atomic
 
 
 @dataclass
@@ -99,11 +103,19 @@ def final_rows(rows: Iterable[PredictionRow], path: Path) -> FinalRows:
 
 
 def read_manifest(run_dir: Path) -> Manifest | None:
+    """Our manifest beside the predictions; None when there is none, or when it is the
+    manifest upstream's harness wrote (:func:`upstream.read_upstream_manifest` reads it)."""
     path = run_dir / "manifest.json"
     if not path.exists():
         return None
     try:
-        return Manifest.model_validate_json(path.read_bytes())
+        data = path.read_bytes()
+        if upstream.is_upstream_manifest(json.loads(data)):
+            return None
+    except ValueError:
+        pass  # not JSON: the validation below says so, naming the file
+    try:
+        return Manifest.model_validate_json(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "document"
@@ -174,6 +186,21 @@ def _contamination(entries: list[TaskScore], warnings: list[str]) -> dict[str, A
     }
 
 
+def import_provenance(loaded: PredictionsFile, run_dir: Path) -> dict[str, Any] | None:
+    """scores.json's provenance for a predictions file upstream's harness wrote, else None."""
+    if not loaded.imported:
+        return None
+    return upstream.provenance(upstream.read_upstream_manifest(run_dir))
+
+
+def import_warning(loaded: PredictionsFile) -> str:
+    return (
+        f"{loaded.n_imported} of {len(loaded.rows)} row(s) were written by upstream's harness "
+        f"({upstream.UPSTREAM_REPO}) and converted on read; denominator: "
+        f"{upstream.DENOMINATOR_NOTE}; see provenance.not_recorded for what they lack"
+    )
+
+
 def build_scores(
     predictions_path: Path,
     rows: list[PredictionRow],
@@ -181,6 +208,7 @@ def build_scores(
     grader: Grader,
     warnings: list[str],
     progress: Callable[[str], None] | None = None,
+    provenance: dict[str, Any] | None = None,
 ) -> Scores:
     for number, row in enumerate(rows, start=1):
         if row.suite != grader.suite:
@@ -329,6 +357,7 @@ def build_scores(
             "total": round(sum(durations), 3),
         },
         warnings=warnings,
+        provenance=provenance,
         per_task=entries,
     )
 
@@ -342,20 +371,27 @@ def grade_file(
     out: Path | None = None,
     console: Console | None = None,
 ) -> tuple[Scores, Path]:
-    """Grade a predictions file and write scores.json; the predictions are only read."""
+    """Grade a predictions file and write scores.json; the predictions are only read.
+
+    In a folder upstream's harness wrote, its own scores.json is left as it is and ours goes
+    beside it (:func:`upstream.scores_path`).
+    """
     predictions_path = Path(predictions_path)
-    out = Path(out) if out is not None else predictions_path.parent / "scores.json"
+    out = Path(out) if out is not None else upstream.scores_path(predictions_path.parent)
     if out.resolve() == predictions_path.resolve():
         raise InputError(f"--out {out}: that is the predictions file; grading never overwrites it")
     console = console or Console(stderr=True, soft_wrap=True)
-    loaded = read_predictions(predictions_path)
+    loaded = read_predictions(predictions_path, suite=grader.suite)  # type: ignore[arg-type]
     warnings = loaded.warnings()
     for warning in warnings:
         console.print(f"[yellow]warning:[/] {warning}")
     if not loaded.rows:
         raise InputError(f"{predictions_path}: no prediction rows to grade")
     manifest = read_manifest(predictions_path.parent)
-    if manifest is None:
+    provenance = import_provenance(loaded, predictions_path.parent)
+    if provenance is not None:
+        warnings.append(import_warning(loaded))
+    elif manifest is None:
         warnings.append(
             "no manifest.json beside the predictions: provenance unknown, and tasks without a "
             "row cannot be counted"
@@ -372,6 +408,7 @@ def grade_file(
         grader,
         warnings,
         progress=lambda msg: console.print(msg),
+        provenance=provenance,
     )
     out.parent.mkdir(parents=True, exist_ok=True)
     write_json_atomic(out, scores.model_dump_json(indent=2) + "\n")
@@ -387,6 +424,8 @@ def _fmt(value: Any) -> str:
 def print_summary(scores: Scores, out: Path, console: Console | None = None) -> None:
     console = console or Console(soft_wrap=True)
     mode = scores.manifest.mode if scores.manifest else "unknown"
+    if scores.provenance is not None:
+        mode = f"imported from {scores.provenance.get('imported', 'elsewhere')}"
     title = f"{scores.suite} scores ({scores.n_tasks} tasks, {scores.n_rows} rows, mode {mode})"
     table = Table(title=title, show_header=True)
     table.add_column("metric")
