@@ -1,14 +1,14 @@
-"""The Claude Code stream-json reader, on the real wire samples and on synthetic streams.
+"""The Claude Code stream-json reader, on the project's recordings and on synthetic streams.
 
-The samples (``../shared/wire-samples/claude-code``) were recorded from ``claude -p`` 2.1.197
-driven by a scripted Anthropic server; every number asserted here was read from those
-files. They are required: a missing sample fails the test rather than skipping it.
+The recordings (``tests/fixtures/claude-code``, made by ``tests/fixtures/record.py``) are of
+the real ``claude -p`` 2.1.330 driven by the project's scripted Anthropic server, browsing
+the localweb site with the real ``lightpanda mcp`` or agent-browser; every number asserted
+here was read from them. They are required: a missing file fails the test, never skips it.
 """
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -20,31 +20,29 @@ from agent_benchmarks.backends.claude_stream import (
 )
 from agent_benchmarks.pricing import load_price_table
 from agent_benchmarks.records import ToolCall, Usage
-from tests.support import SHARED
+from tests.fixtures import CLAUDE_CODE, SITE, captured_requests, fixture, read_jsonl
 
-SAMPLES = SHARED / "wire-samples" / "claude-code"
 RUNS = (
-    "run1_scripted_lightpanda",
-    "run3_no_allow",
-    "run4_maxturns1",
-    "run5_agent_browser_mcp_lightpanda",
-    "run6_disallow_search",
+    "lightpanda_mcp",
+    "no_allowed_tools",
+    "max_turns_1",
+    "agent_browser_mcp_lightpanda",
+    "disallow_search",
 )
-SITE = "http://127.0.0.1:8765"
-PRODUCTS = {"url": f"{SITE}/products.html"}
+CATALOGUE = {"url": f"{SITE}/catalogue"}
 EXTRACT_ARGS = {
     "schema": json.dumps(
         {
             "rows": [
                 {
-                    "selector": "#products tbody tr",
-                    "fields": {"sku": "td:nth-child(1)", "price": "td:nth-child(3)"},
+                    "selector": "#catalogue tbody tr",
+                    "fields": {"sku": "td:nth-child(1)", "price": "td:nth-child(4)"},
                 }
             ]
         }
     )
 }
-ANSWER = "FINAL ANSWER: The Green Gadget (B-300) costs 99.99 USD."
+ANSWER = "FINAL ANSWER: The Kestrel Binoculars (LW-1011) cost $129.00."
 LP_TOOLS = [
     "click",
     "consoleLogs",
@@ -79,57 +77,80 @@ LP_TOOLS = [
     "waitForSelector",
     "waitForState",
 ]
-# What run6 passed to --disallowed-tools: gone from init.tools and from the request.
+# What disallow_search passed to --disallowed-tools: gone from init.tools and the request.
 LP_DISALLOWED = {"search", "save", "session_close", "session_list", "session_new"}
-
-
-def sample(rel: str) -> Path:
-    path = SAMPLES / rel
-    if not path.exists():
-        pytest.fail(f"wire sample missing: {path}")
-    return path
+# The project's agent-browser MCP wrapper (competitors/agent-browser-mcp), as server "ab".
+AB_TOOLS = [
+    "back",
+    "check",
+    "click",
+    "close",
+    "eval",
+    "fill",
+    "find",
+    "forward",
+    "get",
+    "open",
+    "press",
+    "reload",
+    "select",
+    "snapshot",
+    "uncheck",
+    "wait",
+]
 
 
 def parse_sample(run: str) -> ClaudeRun:
-    return parse_stream(sample(f"{run}/stream.jsonl").read_text(encoding="utf-8"))
+    return parse_stream(fixture(CLAUDE_CODE / run / "stream.jsonl").read_text(encoding="utf-8"))
 
 
-def model_requests(run: str) -> int:
-    """How many model calls the scripted server answered, from its request index."""
-    lines = sample(f"{run}/requests_index.log").read_text(encoding="utf-8").splitlines()
-    return sum(" POST /v1/messages" in line for line in lines)
+def server_log(run: str) -> list[dict]:
+    """The scripted server's log of the recording's requests (``requests.jsonl``)."""
+    return read_jsonl(CLAUDE_CODE / run / "requests.jsonl")
 
 
-# --- the real samples -------------------------------------------------------------------------
+def model_requests(run: str) -> list[dict]:
+    """The model calls the scripted server answered, from its request log."""
+    return [r for r in server_log(run) if r["route"] == "messages"]
+
+
+def returncode(run: str) -> str:
+    return fixture(CLAUDE_CODE / run / "rc.txt").read_text().strip()
+
+
+# --- the recordings ---------------------------------------------------------------------------
 
 
 def test_lightpanda_run_with_built_in_tools_offered() -> None:
-    r = parse_sample("run1_scripted_lightpanda")
+    r = parse_sample("lightpanda_mcp")
+    assert returncode("lightpanda_mcp") == "rc=0"
     assert r.problems == []
     assert (r.result_text, r.subtype, r.is_error, r.num_turns) == (ANSWER, "success", False, 3)
-    assert r.total_cost_usd == 0.001377
-    # Three responses of 102, 103 and 104 input tokens; the assistant events show 1 output
-    # token each (the stream's opening count), the result the true 10 each.
-    assert r.usage == Usage(input_tokens=309, output_tokens=30, turns=3)
+    assert r.total_cost_usd == 0.11780489999999999
+    # The scripted server's deterministic counts for three requests (half of each prompt
+    # billed as a cache read), as the result event reports them.
+    assert r.usage == Usage(input_tokens=35385, cache_read_tokens=35383, output_tokens=69, turns=3)
     markdown, extract = r.calls
-    assert (markdown.name, markdown.args) == ("mcp__lp__markdown", PRODUCTS)
-    assert (markdown.error, markdown.result_bytes, markdown.latency_ms) == (None, 295, None)
+    assert (markdown.name, markdown.args) == ("mcp__lp__markdown", CATALOGUE)
+    # 2.1.330 stamps assistant events too: latency is the tool_use to tool_result gap.
+    assert (markdown.error, markdown.result_bytes, markdown.latency_ms) == (None, 2105, 55.0)
     assert markdown.output is not None
-    assert "| B\\-300 | Green Gadget | 99.99 | 7 |" in markdown.output
+    assert "| LW\\-1011 | Kestrel Binoculars | Outdoor | $129.00 |" in markdown.output
+    assert len(markdown.output.encode()) == 2105
     assert (extract.name, extract.args) == ("mcp__lp__extract", EXTRACT_ARGS)
-    assert (extract.error, extract.result_bytes, extract.latency_ms) == (None, 137, None)
+    assert (extract.error, extract.result_bytes, extract.latency_ms) == (None, 1063, 19.0)
     assert extract.output is not None
-    assert json.loads(extract.output)["rows"][2] == {"sku": "B-300", "price": "99.99"}
+    assert json.loads(extract.output)["rows"][10] == {"sku": "LW-1011", "price": "$129.00"}
     assert r.permission_denials == []
     assert r.errors == []
     assert r.mcp_servers == [{"name": "lp", "status": "connected"}]
     assert r.init is not None
     assert (r.init["model"], r.init["claude_code_version"], r.init["permissionMode"]) == (
-        "claude-sonnet-4-5",
-        "2.1.197",
+        "claude-sonnet-4-6",
+        "2.1.330",
         "default",
     )
-    assert r.init["session_id"] == "179d86aa-4267-4848-b0e0-9c4984049e03"
+    assert r.init["session_id"] == "589ab694-6762-40ff-b305-ce2f77b46af8"
     assert set(r.init) == {
         "session_id",
         "model",
@@ -141,21 +162,26 @@ def test_lightpanda_run_with_built_in_tools_offered() -> None:
     }
     # Recorded without --tools "": the built-ins were offered beside the 32 MCP tools.
     tools = r.init["tools"]
-    assert len(tools) == 59
-    assert {"Bash", "WebFetch", "WebSearch", "Task", "Read"} <= set(tools)
+    assert len(tools) == 61
+    assert {"Bash", "WebFetch", "WebSearch", "Task", "Read", "ToolSearch"} <= set(tools)
     assert [t for t in tools if t.startswith("mcp__")] == [f"mcp__lp__{t}" for t in LP_TOOLS]
+    # With the built-ins on, 2.1.330 defers the MCP tools: the request names none of them
+    # (ToolSearch would fetch them), yet the scripted calls to them ran.
+    body = captured_requests(CLAUDE_CODE / "lightpanda_mcp")[0]["body"]
+    sent = [t["name"] for t in body["tools"]]
+    assert "ToolSearch" in sent and not any(t.startswith("mcp__") for t in sent)
     assert audit_calls(r.calls, "lp") == Audit(contaminated=False, foreign_calls=[])
 
 
 def test_calls_without_permission_are_denied_but_listed() -> None:
-    r = parse_sample("run3_no_allow")
+    r = parse_sample("no_allowed_tools")
     assert r.problems == []
     # The scripted model answers regardless; the run is a "success" with two denials.
     assert (r.result_text, r.subtype, r.is_error, r.num_turns) == (ANSWER, "success", False, 3)
-    assert r.total_cost_usd == 0.001377
-    assert r.usage == Usage(input_tokens=309, output_tokens=30, turns=3)
+    assert r.total_cost_usd == 0.082914
+    assert r.usage == Usage(input_tokens=24812, cache_read_tokens=24810, output_tokens=69, turns=3)
     assert [(c.name, c.args) for c in r.calls] == [
-        ("mcp__lp__markdown", PRODUCTS),
+        ("mcp__lp__markdown", CATALOGUE),
         ("mcp__lp__extract", EXTRACT_ARGS),
     ]
     for call in r.calls:
@@ -164,15 +190,17 @@ def test_calls_without_permission_are_denied_but_listed() -> None:
         )
         assert (call.error, call.output) == (message, message)
         assert call.result_bytes == len(message)
+    assert [c.result_bytes for c in r.calls] == [86, 85]
+    assert [c.latency_ms for c in r.calls] == [28.0, 11.0]
     assert r.permission_denials == [
         {
             "tool_name": "mcp__lp__markdown",
-            "tool_use_id": "toolu_c9fa66b7115d4c26ae5e",
-            "tool_input": PRODUCTS,
+            "tool_use_id": "toolu_280ac16ca3c663457b73c6a4",
+            "tool_input": CATALOGUE,
         },
         {
             "tool_name": "mcp__lp__extract",
-            "tool_use_id": "toolu_3cea43125d04499cbd5e",
+            "tool_use_id": "toolu_882a5915a5e394a589a70ab8",
             "tool_input": EXTRACT_ARGS,
         },
     ]
@@ -181,84 +209,113 @@ def test_calls_without_permission_are_denied_but_listed() -> None:
 
 
 def test_max_turns_ends_in_error_max_turns() -> None:
-    r = parse_sample("run4_maxturns1")
-    assert sample("run4_maxturns1/rc.txt").read_text().strip() == "rc=1"
+    r = parse_sample("max_turns_1")
+    assert returncode("max_turns_1") == "rc=1"
     assert r.problems == []
     assert (r.result_text, r.subtype, r.is_error) == (None, "error_max_turns", True)
     # num_turns counts the refused second turn; only one model response happened.
     assert (r.num_turns, r.usage.turns) == (2, 1)
     assert r.errors == ["Reached maximum number of turns (1)"]
-    assert r.total_cost_usd == 0.000456
-    assert r.usage == Usage(input_tokens=102, output_tokens=10, turns=1)
+    assert r.total_cost_usd == 0.0273396
+    assert r.usage == Usage(input_tokens=8203, cache_read_tokens=8202, output_tokens=18, turns=1)
     # The tool of the one allowed turn still ran before the cap stopped the loop.
     [markdown] = r.calls
-    assert (markdown.name, markdown.args, markdown.error) == ("mcp__lp__markdown", PRODUCTS, None)
-    assert markdown.result_bytes == 295
+    assert (markdown.name, markdown.args, markdown.error) == (
+        "mcp__lp__markdown",
+        CATALOGUE,
+        None,
+    )
+    assert (markdown.result_bytes, markdown.latency_ms) == (2105, 53.0)
 
 
 def test_agent_browser_run() -> None:
-    r = parse_sample("run5_agent_browser_mcp_lightpanda")
+    r = parse_sample("agent_browser_mcp_lightpanda")
     assert r.problems == []
     assert (r.result_text, r.subtype, r.is_error, r.num_turns) == (
-        "FINAL ANSWER: 99.99 USD",
+        "FINAL ANSWER: $129.00",
         "success",
         False,
         4,
     )
-    assert r.total_cost_usd == 0.0018419999999999999
-    assert r.usage == Usage(input_tokens=414, output_tokens=40, turns=4)
+    assert r.total_cost_usd == 0.06450600000000001
+    assert r.usage == Usage(input_tokens=19402, cache_read_tokens=19400, output_tokens=32, turns=4)
     assert [(c.name, c.args) for c in r.calls] == [
-        ("mcp__ab__agent_browser_open", PRODUCTS),
-        ("mcp__ab__agent_browser_get_text", {"selector": "#products"}),
-        ("mcp__ab__agent_browser_close", {}),
+        ("mcp__ab__open", CATALOGUE),
+        ("mcp__ab__get", {"what": "text", "selector": "#catalogue"}),
+        ("mcp__ab__close", {}),
     ]
-    # agent-browser returns its result as a plain string, not a list of text blocks.
-    assert [c.result_bytes for c in r.calls] == [874, 1120, 820]
+    # The wrapper turns agent-browser's JSON reply into short text.
+    assert [c.result_bytes for c in r.calls] == [78, 1299, 14]
     assert [c.error for c in r.calls] == [None, None, None]
-    get_text = r.calls[1].output
+    assert [c.latency_ms for c in r.calls] == [450.0, 196.0, 182.0]
+    opened, get_text, closed = (c.output for c in r.calls)
+    assert opened == f"Opened {SITE}/catalogue\nTitle: Catalogue \u00b7 Lakeside Goods"
     assert get_text is not None
-    assert "B-300\\tGreen Gadget\\t99.99" in json.loads(get_text)["stdout"]
+    assert "LW-1011\tKestrel Binoculars\tOutdoor\t$129.00" in get_text
+    assert closed == "Browser closed"
     assert r.mcp_servers == [{"name": "ab", "status": "connected"}]
     assert r.init is not None
-    assert len(r.init["tools"]) == 29
-    assert all(t.startswith("mcp__ab__agent_browser_") for t in r.init["tools"])
+    assert r.init["tools"] == [f"mcp__ab__{t}" for t in AB_TOOLS]
     assert audit_calls(r.calls, "ab").contaminated is False
     assert audit_calls(r.calls, "lp").contaminated is True
 
 
 def test_disallowed_tools_vanish_instead_of_being_denied() -> None:
-    r = parse_sample("run6_disallow_search")
+    r = parse_sample("disallow_search")
     assert r.problems == []
     assert (r.result_text, r.subtype, r.num_turns, r.total_cost_usd) == (
         ANSWER,
         "success",
         3,
-        0.001377,
+        0.0775257,
     )
-    assert r.usage == Usage(input_tokens=309, output_tokens=30, turns=3)
+    assert r.usage == Usage(input_tokens=23179, cache_read_tokens=23179, output_tokens=69, turns=3)
     assert [c.name for c in r.calls] == ["mcp__lp__markdown", "mcp__lp__extract"]
     assert [c.error for c in r.calls] == [None, None]
+    assert [c.latency_ms for c in r.calls] == [55.0, 19.0]
     assert r.permission_denials == []
     assert r.init is not None
     assert r.init["tools"] == [f"mcp__lp__{t}" for t in LP_TOOLS if t not in LP_DISALLOWED]
-    body = json.loads(sample("run6_disallow_search/req_002.json").read_text())["body"]
-    assert [t["name"] for t in body["tools"]] == r.init["tools"]
+    for request in captured_requests(CLAUDE_CODE / "disallow_search"):
+        assert [t["name"] for t in request["body"]["tools"]] == r.init["tools"]
 
 
 @pytest.mark.parametrize("run", RUNS)
 def test_every_sample_agrees_with_the_server_and_the_price_table(run: str) -> None:
     r = parse_sample(run)
     assert r.problems == []
-    # One distinct message id per model request the scripted server answered.
-    assert r.usage.turns == model_requests(run)
+    # One distinct message id per model request the scripted server answered, and the
+    # result's usage is exactly the server's ledger of those requests.
+    ledger = [m["usage"] for m in model_requests(run)]
+    assert r.usage.turns == len(ledger)
+    assert r.usage == Usage(
+        input_tokens=sum(u["input_tokens"] for u in ledger),
+        cache_read_tokens=sum(u["cache_read_tokens"] for u in ledger),
+        cache_write_tokens=sum(u["cache_write_tokens"] for u in ledger),
+        output_tokens=sum(u["output_tokens"] for u in ledger),
+        turns=len(ledger),
+    )
     # The result's usage, priced at list price, is exactly Claude Code's own cost: the
-    # result's output count is the real one, the assistant events' is not.
+    # result's output count is the real one, the assistant events' is not. The table
+    # rounds to a millionth of a dollar; unrounded, the sum is the very same number.
     table = load_price_table(None)
     assert r.init is not None
-    assert table.cost(r.usage, r.init["model"]) == pytest.approx(r.total_cost_usd, abs=1e-9)
-    # Every tool_use got its tool_result, and the stream has no timestamps on assistant
-    # events, so no latency can be measured.
-    assert all(c.result_bytes is not None and c.latency_ms is None for c in r.calls)
+    assert r.total_cost_usd is not None
+    assert table.cost(r.usage, r.init["model"]) == round(r.total_cost_usd, 6)
+    price = table.price_for(r.init["model"])
+    assert price is not None
+    unrounded = (
+        r.usage.input_tokens * price.input
+        + r.usage.cache_read_tokens * price.cache_read
+        + r.usage.cache_write_tokens * price.cache_write
+        + r.usage.output_tokens * price.output
+    ) / 1_000_000
+    assert unrounded == pytest.approx(r.total_cost_usd, abs=1e-12)
+    # Every tool_use got its tool_result, and both events carry a timestamp (2.1.330), so
+    # every call has a latency.
+    assert r.calls
+    assert all(c.result_bytes is not None and c.latency_ms is not None for c in r.calls)
+    assert all(c.latency_ms >= 0 for c in r.calls if c.latency_ms is not None)
 
 
 # --- synthetic streams ----------------------------------------------------------------------
@@ -540,10 +597,10 @@ def test_audit_flags_another_server_and_a_tool_outside_the_allowed_set() -> None
 def test_audit_ignores_tool_search_and_counts_denied_calls() -> None:
     calls = [call("ToolSearch", query="select:mcp__lp__goto"), call("mcp__lp__goto")]
     assert audit_calls(calls, "lp", allowed_tools={"goto"}).contaminated is False
-    # run3's calls were all denied; they are still attempts and would be audited as such.
-    denied = parse_sample("run3_no_allow").calls
+    # no_allowed_tools' calls were all denied; they are still attempts, audited as such.
+    denied = parse_sample("no_allowed_tools").calls
     assert all(c.error for c in denied)
     assert audit_calls(denied, "lp", allowed_tools={"goto"}).foreign_calls == [
-        {"name": "mcp__lp__markdown", "args": PRODUCTS},
+        {"name": "mcp__lp__markdown", "args": CATALOGUE},
         {"name": "mcp__lp__extract", "args": EXTRACT_ARGS},
     ]

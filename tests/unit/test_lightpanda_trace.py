@@ -1,8 +1,9 @@
-"""The Lightpanda trace reader, on the real wire samples and on synthetic traces.
+"""The Lightpanda trace reader, on the project's recordings and on synthetic traces.
 
-The samples (``../shared/wire-samples/lightpanda``) were recorded from ``lightpanda agent``
-1.0.2 driven by a fake model server; every number asserted here was read from those files.
-They are required: a missing sample fails the test rather than skipping it.
+The recordings (``tests/fixtures/lightpanda``, made by ``tests/fixtures/record.py``) are of
+the real ``lightpanda agent`` 1.0.2 driven by the project's scripted model server, browsing
+the localweb site; every number asserted here was read from them. They are required: a
+missing file fails the test rather than skipping it.
 """
 
 from __future__ import annotations
@@ -18,20 +19,16 @@ from agent_benchmarks.backends.lightpanda_trace import (
     strip_ansi,
 )
 from agent_benchmarks.records import Usage
-from tests.support import SHARED
+from tests.fixtures import LIGHTPANDA, SITE, fixture, read_jsonl
 
-SAMPLES = SHARED / "wire-samples" / "lightpanda"
-SITE = "http://127.0.0.1:8765"
-FORM_RESULT = (
-    f"{SITE}/result.html?name=Ada+Lovelace&email=ada%40example.com&topic=support&subscribe=yes"
-)
+RUNS = ("table", "form", "anthropic", "http500", "turn_cap")
+ENQUIRY = f"{SITE}/enquiry"
+# The confirmation page the form's submit click landed on.
+THANKS = f"{SITE}/enquiry/thanks?c=LW-20634276"
 
 
 def sample(rel: str) -> Path:
-    path = SAMPLES / rel
-    if not path.exists():
-        pytest.fail(f"wire sample missing: {path}")
-    return path
+    return fixture(LIGHTPANDA / rel)
 
 
 def write_trace(tmp_path: Path, records: list[dict], tail: str = "") -> Path:
@@ -57,51 +54,61 @@ def end(model_calls: int, tool_calls: int) -> dict:
     return {"type": "end", "model_calls": model_calls, "tool_calls": tool_calls, "tokens": zero}
 
 
-# --- the real samples -------------------------------------------------------------------------
+# --- the recordings ---------------------------------------------------------------------------
 
 
 def test_table_run_with_results() -> None:
-    s = read_trace(sample("agent_run1_table/trace.jsonl"))
+    s = read_trace(sample("table/trace.jsonl"))
     assert s.problems == []
-    assert s.run == {"type": "run", "t": 0, "provider": "openai_compatible", "model": "fake-model"}
-    assert s.usage == Usage(input_tokens=3009, output_tokens=60, turns=3)
+    assert s.run == {
+        "type": "run",
+        "t": 0,
+        "provider": "openai_compatible",
+        "model": "scripted-model",
+    }
+    # The scripted server bills half of each prompt as cached: Lightpanda's "input" includes
+    # it, the neutral count does not.
+    assert s.usage == Usage(input_tokens=13610, cache_read_tokens=13608, output_tokens=60, turns=3)
     assert s.phases == {"turn": 3}
     assert s.preloaded_calls == 0
     assert s.end == {
         "type": "end",
-        "t": 108,
+        "t": 18,
         "model_calls": 3,
         "tool_calls": 2,
-        "tokens": {"input": 3009, "cached": 0, "cache_creation": 0, "output": 60},
+        "tokens": {"input": 27218, "cached": 13608, "cache_creation": 0, "output": 60},
     }
     markdown, extract = s.calls
     assert markdown.name == "markdown"
-    assert markdown.args == {"url": f"{SITE}/products.html"}
-    assert (markdown.latency_ms, markdown.result_bytes) == (5.0, 295)
+    assert markdown.args == {"url": f"{SITE}/catalogue"}
+    assert (markdown.latency_ms, markdown.result_bytes) == (11.0, 2105)
     assert (markdown.page_url, markdown.http_status, markdown.error) == (
-        f"{SITE}/products.html",
+        f"{SITE}/catalogue",
         200,
         None,
     )
     assert markdown.output is not None
-    assert "| B\\-300 | Green Gadget | 99.99 | 7 |" in markdown.output
-    assert len(markdown.output.encode()) == 295
+    assert "| LW\\-1011 | Kestrel Binoculars | Outdoor | $129.00 |" in markdown.output
+    assert len(markdown.output.encode()) == 2105
     assert extract.name == "extract"
-    assert (extract.latency_ms, extract.result_bytes) == (1.0, 137)
+    assert (extract.latency_ms, extract.result_bytes) == (1.0, 1063)
     assert extract.output is not None
-    assert json.loads(extract.output)["rows"][2] == {"sku": "B-300", "price": "99.99"}
+    assert json.loads(extract.output)["rows"][10] == {"sku": "LW-1011", "price": "$129.00"}
+    answer = sample("table/stdout.txt").read_text(encoding="utf-8")
+    assert answer == "The Kestrel Binoculars (LW-1011) cost $129.00.\n"
 
 
 def test_form_run_without_results_has_a_preload_and_two_errors() -> None:
-    s = read_trace(sample("agent_run2_form/trace.jsonl"))
+    s = read_trace(sample("form/trace.jsonl"))
     assert s.problems == []
-    assert s.usage == Usage(input_tokens=7035, output_tokens=140, turns=7)
+    assert s.usage == Usage(input_tokens=32434, cache_read_tokens=32431, output_tokens=106, turns=7)
     assert [c.name for c in s.calls] == [
         "goto",
         "tree",
         "fill",
         "fill",
         "selectOption",
+        "fill",
         "setChecked",
         "click",
         "noSuchTool",
@@ -110,67 +117,99 @@ def test_form_run_without_results_has_a_preload_and_two_errors() -> None:
     ]
     # The opening goto comes from --url: it precedes every model record.
     assert s.preloaded_calls == 1
-    assert s.calls[0].args == {"url": f"{SITE}/form.html"}
+    assert s.calls[0].args == {"url": ENQUIRY}
     assert all(c.output is None for c in s.calls)  # recorded without --trace-results
-    assert [c.error for c in s.calls] == [None] * 7 + ["error", "error", None]
-    assert s.calls[6].args == {"selector": "#submit"}
-    assert (s.calls[6].page_url, s.calls[6].latency_ms) == (FORM_RESULT, 12.0)
-    assert [c.page_url for c in s.calls[:6]] == [f"{SITE}/form.html"] * 6
+    assert [c.error for c in s.calls] == [None] * 8 + ["error", "error", None]
+    assert s.calls[7].args == {"selector": "#submit-enquiry"}
+    assert (s.calls[7].page_url, s.calls[7].latency_ms) == (THANKS, 22.0)
+    assert [c.page_url for c in s.calls[:7]] == [ENQUIRY] * 7
+    assert [c.page_url for c in s.calls[7:]] == [THANKS] * 4
     assert {c.http_status for c in s.calls} == {200}
-    assert [c.result_bytes for c in s.calls] == [23, 309, 129, 133, 121, 122, 183, 24, 198, 86]
+    assert [c.result_bytes for c in s.calls] == [
+        23,
+        1072,
+        155,
+        159,
+        150,
+        149,
+        144,
+        166,
+        24,
+        198,
+        30,
+    ]
     assert s.end is not None
-    assert (s.end["model_calls"], s.end["tool_calls"]) == (7, 10)
+    assert (s.end["model_calls"], s.end["tool_calls"]) == (7, 11)
 
 
 def test_anthropic_run() -> None:
-    s = read_trace(sample("agent_run6_anthropic_provider/trace.jsonl"))
+    s = read_trace(sample("anthropic/trace.jsonl"))
     assert s.problems == []
-    assert s.run == {"type": "run", "t": 0, "provider": "anthropic", "model": "claude-fake-1"}
-    assert s.usage == Usage(input_tokens=203, output_tokens=20, turns=2)
+    assert s.run == {"type": "run", "t": 0, "provider": "anthropic", "model": "claude-scripted-1"}
+    assert s.usage == Usage(input_tokens=8537, cache_read_tokens=8536, output_tokens=23, turns=2)
     [markdown] = s.calls
-    assert markdown.args == {"url": f"{SITE}/index.html"}
+    assert markdown.args == {"url": f"{SITE}/"}
     assert (markdown.page_url, markdown.http_status, markdown.result_bytes) == (
-        f"{SITE}/index.html",
+        f"{SITE}/",
         200,
-        507,
+        1539,
     )
+    # Non-streaming Messages requests, straight to /v1/messages (no ?beta=true).
+    log = read_jsonl(LIGHTPANDA / "anthropic" / "requests.jsonl")
+    assert [(r["method"], r["path"], r["stream"]) for r in log] == [
+        ("POST", "/v1/messages", False)
+    ] * 2
 
 
 def test_http_500_run_has_only_run_and_end() -> None:
-    s = read_trace(sample("agent_run4_errors/a_http500_retries/trace.jsonl"))
+    s = read_trace(sample("http500/trace.jsonl"))
+    assert sample("http500/rc.txt").read_text().strip() == "rc=1"
     assert s.problems == []
     assert s.calls == []
     assert s.usage == Usage()
     assert s.phases == {}
     assert s.end is not None
-    assert (s.end["t"], s.end["model_calls"]) == (64114, 0)
+    assert (s.end["t"], s.end["model_calls"]) == (57708, 0)
+    # The model listing, then the first request and five retries, each answered 500.
+    log = read_jsonl(LIGHTPANDA / "http500" / "requests.jsonl")
+    assert [(r["route"], r["status"], r["fault"]) for r in log] == [("models", 200, None)] + [
+        ("chat_completions", 500, "server_error")
+    ] * 6
 
 
 def test_turn_cap_run_ends_with_a_synthesis_call() -> None:
-    s = read_trace(sample("agent_run4_errors/b_loop_100_turn_cap/trace.jsonl"))
+    s = read_trace(sample("turn_cap/trace.jsonl"))
     assert s.problems == []
     assert s.phases == {"turn": 100, "synthesis": 1}
-    assert s.usage == Usage(input_tokens=106252, output_tokens=2020, turns=101)
+    assert s.usage == Usage(
+        input_tokens=608465, cache_read_tokens=608414, output_tokens=101, turns=101
+    )
     assert len(s.calls) == 101
     # No page was ever loaded: the records carry no page at all.
     assert {(c.name, c.error, c.page_url, c.http_status) for c in s.calls} == {
         ("getUrl", "error", None, None)
     }
+    # The synthesis request offers no tools; its reply (a tool call) leaves no answer.
+    log = read_jsonl(LIGHTPANDA / "turn_cap" / "requests.jsonl")
+    assert len(log) == 102 and log[-1]["file"] == "requests/req_102.json"
+    last = json.loads(sample("turn_cap/requests/req_102.json").read_text(encoding="utf-8"))
+    assert "tools" not in last["body"] or last["body"]["tools"] == []
+    assert sample("turn_cap/stdout.txt").read_text(encoding="utf-8").strip() == ""
 
 
 @pytest.mark.parametrize(
     ("rel", "expected"),
     [
-        ("agent_run1_table", Usage(input_tokens=3009, output_tokens=60)),
-        ("agent_run2_form", Usage(input_tokens=7035, output_tokens=140)),
-        ("agent_run6_anthropic_provider", Usage(input_tokens=203, output_tokens=20)),
-        ("agent_run4_errors/a_http500_retries", Usage()),
-        ("agent_run4_errors/b_loop_100_turn_cap", Usage(input_tokens=106252, output_tokens=2020)),
+        ("table", Usage(input_tokens=13610, cache_read_tokens=13608, output_tokens=60)),
+        ("form", Usage(input_tokens=32434, cache_read_tokens=32431, output_tokens=106)),
+        ("anthropic", Usage(input_tokens=8537, cache_read_tokens=8536, output_tokens=23)),
+        ("http500", Usage()),
+        ("turn_cap", Usage(input_tokens=608465, cache_read_tokens=608414, output_tokens=101)),
     ],
 )
 def test_usage_line_of_each_sample(rel: str, expected: Usage) -> None:
     stderr = sample(f"{rel}/stderr.txt").read_text(encoding="utf-8")
-    assert "\x1b[" in stderr  # the samples are coloured, as a pipe receives them
+    assert "\x1b[" in stderr  # the recordings are coloured, as a pipe receives them
     assert parse_usage_line(stderr) == expected
     # On success the line equals the end record's totals (turns aside: the line has none).
     trace_usage = read_trace(sample(f"{rel}/trace.jsonl")).usage
@@ -178,15 +217,28 @@ def test_usage_line_of_each_sample(rel: str, expected: Usage) -> None:
         assert trace_usage.model_copy(update={"turns": 0}) == expected
 
 
-def test_every_sample_trace_parses_cleanly() -> None:
-    traces = sorted(SAMPLES.glob("agent_run*/**/trace.jsonl"))
-    assert len(traces) >= 5, traces
-    for path in traces:
-        s = read_trace(path)
-        assert s.problems == [], (path, s.problems)
-        assert s.end is not None
-        assert s.end["model_calls"] == s.usage.turns
-        assert s.end["tool_calls"] == len(s.calls)
+@pytest.mark.parametrize("rel", RUNS)
+def test_every_sample_agrees_with_the_server(rel: str) -> None:
+    s = read_trace(sample(f"{rel}/trace.jsonl"))
+    assert s.problems == []
+    assert s.end is not None
+    assert s.end["model_calls"] == s.usage.turns
+    assert s.end["tool_calls"] == len(s.calls)
+    # Every answered model request is one model record, with the server's own counts.
+    log = read_jsonl(LIGHTPANDA / rel / "requests.jsonl")
+    answered = [r["usage"] for r in log if r["request_number"] and r["status"] == 200]
+    assert s.usage == Usage(
+        input_tokens=sum(u["input_tokens"] for u in answered),
+        cache_read_tokens=sum(u["cache_read_tokens"] for u in answered),
+        cache_write_tokens=sum(u["cache_write_tokens"] for u in answered),
+        output_tokens=sum(u["output_tokens"] for u in answered),
+        turns=len(answered),
+    )
+
+
+def test_the_recordings_are_all_there() -> None:
+    traces = sorted(LIGHTPANDA.glob("*/trace.jsonl"))
+    assert [p.parent.name for p in traces] == sorted(RUNS)
 
 
 # --- synthetic traces -----------------------------------------------------------------------

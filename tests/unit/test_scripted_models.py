@@ -1,8 +1,9 @@
 """The scripted model server against the real clients' wire formats.
 
 Three kinds of referee: the captured request bodies of the real programs
-(``shared/wire-samples``: Claude Code's streamed Messages requests, Lightpanda's chat
-completions and Messages requests) replayed byte for byte; the official ``openai`` and
+(``tests/fixtures``, recorded by ``tests/fixtures/record.py``: Claude Code's streamed
+Messages requests, Lightpanda's chat completions and Messages requests) replayed byte for
+byte; the official ``openai`` and
 ``anthropic`` SDKs, whose strict models and stream accumulators must accept every reply; and
 the server's own ledger and request log, which must agree with what the clients saw.
 """
@@ -46,11 +47,16 @@ from agent_benchmarks.localweb.models import (
 from agent_benchmarks.localweb.models.tokens import canonical_json
 from agent_benchmarks.localweb.models.wire import parse_request
 from agent_benchmarks.records import Usage
-from tests.support import SHARED
+from tests.fixtures import CLAUDE_CODE, LIGHTPANDA, captured_requests, read_json, read_jsonl
 
-SAMPLES = SHARED / "wire-samples"
-CLAUDE_RUNS = sorted((SAMPLES / "claude-code").glob("run*"))
-LP_SAMPLES = SAMPLES / "lightpanda"
+# The recorded runs (a fixed list: a recording that goes missing fails, never vanishes).
+CLAUDE_RUNS = (
+    "agent_browser_mcp_lightpanda",
+    "disallow_search",
+    "lightpanda_mcp",
+    "max_turns_1",
+    "no_allowed_tools",
+)
 MODEL = "scripted-model"
 GOTO_TOOL_OPENAI = {
     "type": "function",
@@ -67,17 +73,6 @@ GOTO_TOOL_ANTHROPIC = {
 }
 # Headers of a captured request that describe the original connection, not the request.
 _HOP_HEADERS = {"host", "content-length", "connection", "accept-encoding", "transfer-encoding"}
-
-
-@pytest.fixture
-def wire_samples() -> None:
-    """The captured real requests live in ../shared/wire-samples (beside the checkout, as
-    in CI); without them these tests would prove nothing, so they fail rather than skip."""
-    if not CLAUDE_RUNS or not LP_SAMPLES.is_dir():
-        pytest.fail(f"captured requests missing under {SAMPLES}")
-
-
-needs_samples = pytest.mark.usefixtures("wire_samples")
 
 
 # --- helpers --------------------------------------------------------------------------------
@@ -810,15 +805,19 @@ def test_empty_and_no_content_answers(server: ScriptedModelServer) -> None:
 
 
 # --- replays of captured real requests ------------------------------------------------------
-def _claude_script(run: Path) -> ScriptedPolicy:
-    actions: list[Action] = []
-    for step in json.loads((run / "script.json").read_text()):
-        if step.get("tool_use"):
-            calls = [Call(name=u["name"], args=u["input"]) for u in step["tool_use"]]
-            actions.append(ToolCallAction(calls=calls, text=step.get("text", "")))
-        else:
-            actions.append(FinalAnswer(step["text"]))
-    return ScriptedPolicy(actions)
+def _script(run: Path) -> ScriptedPolicy:
+    """The policy a recording's model followed, from its ``script.json``."""
+    script = read_json(run / "script.json")
+    actions: list[Action] = [
+        FinalAnswer(step["final"])
+        if "final" in step
+        else ToolCallAction(
+            calls=[Call(name=c["name"], args=c["args"]) for c in step["calls"]],
+            text=step["text"],
+        )
+        for step in script["actions"]
+    ]
+    return ScriptedPolicy(actions, on_exhausted=script["on_exhausted"])
 
 
 def _captured_ids(body: dict[str, Any], block_type: str, key: str) -> list[str]:
@@ -831,21 +830,23 @@ def _captured_ids(body: dict[str, Any], block_type: str, key: str) -> list[str]:
     ]
 
 
-@needs_samples
-@pytest.mark.parametrize("run", CLAUDE_RUNS, ids=lambda p: p.name)
-def test_claude_code_captured_requests_replay(server: ScriptedModelServer, run: Path) -> None:
-    """Each captured Claude Code request, sent as Claude Code sent it (headers, ``?beta=true``,
-    ``stream: true``, 27-59 tools, thinking and context_management fields), with the tool_use
-    ids of the capture's fake server swapped for the ids this server issued."""
-    task = f"cc-{run.name}"
-    script = _claude_script(run)
+@pytest.mark.parametrize("name", CLAUDE_RUNS)
+def test_claude_code_captured_requests_replay(server: ScriptedModelServer, name: str) -> None:
+    """Each recorded Claude Code request, sent as Claude Code sent it (headers, ``?beta=true``,
+    ``stream: true``, 12-32 tools, thinking and context_management fields), with the tool_use
+    ids of the recording's server swapped for the ids this server issued."""
+    run = CLAUDE_CODE / name
+    task = f"cc-{name}"
+    script = _script(run)
     server.set_policy(task, script)
-    requests = [json.loads(p.read_text()) for p in sorted(run.glob("req_*.json"))]
-    assert requests[0]["method"] == "HEAD"  # Claude Code probes the base URL first
-    probe = httpx.head(server.base_url(task, "anthropic") + requests[0]["path"])
-    assert probe.status_code == 200
+    requests = captured_requests(run)
+    # The recording's log: one streamed Messages request per model turn, nothing else.
+    log = read_jsonl(run / "requests.jsonl")
+    assert [(r["method"], r["route"], r["stream"]) for r in log] == [
+        ("POST", "messages", True)
+    ] * len(requests)
     issued: list[str] = []
-    for turn, req in enumerate(requests[1:]):
+    for turn, req in enumerate(requests):
         assert req["method"] == "POST" and req["path"] == "/v1/messages?beta=true"
         text = json.dumps(req["body"])
         captured = _captured_ids(req["body"], "tool_use", "id")
@@ -877,7 +878,7 @@ def test_claude_code_captured_requests_replay(server: ScriptedModelServer, run: 
         assert len(conv.tools) == len(req["body"]["tools"])
         if turn:
             assert conv.last_tool_result.name == script.actions[turn - 1].calls[-1].name
-        assert "Green Gadget" in conv.task_text or "products.html" in conv.task_text
+        assert "Kestrel Binoculars" in conv.task_text
         usage = message["usage"]
         assert _from_anthropic_usage(anthropic.types.Usage.model_validate(usage)) == {
             "input": rec.usage.input_tokens,
@@ -885,40 +886,28 @@ def test_claude_code_captured_requests_replay(server: ScriptedModelServer, run: 
             "cache_write": rec.usage.cache_write_tokens,
             "output": rec.usage.output_tokens,
         }
-    assert server.usage(task).turns == len(requests) - 1
+    assert server.usage(task).turns == len(requests)
 
 
-def _lp_requests(run: Path) -> list[dict[str, Any]]:
-    return [json.loads(p.read_text()) for p in sorted(run.glob("req_*.json"))]
-
-
-@needs_samples
-@pytest.mark.parametrize("run_name", ["agent_run1_table", "agent_run2_form"])
+@pytest.mark.parametrize("run_name", ["table", "form"])
 def test_lightpanda_openai_compatible_captured_requests_replay(
     server: ScriptedModelServer, run_name: str
 ) -> None:
-    run = LP_SAMPLES / run_name
-    steps = json.loads((run / "script.json").read_text())
-    actions: list[Action] = [
-        ToolCallAction(
-            calls=[Call(name=c["name"], args=c["arguments"]) for c in s["tool_calls"]],
-            text=s.get("content") or "",
-        )
-        if s.get("tool_calls")
-        else FinalAnswer(s["content"])
-        for s in steps
-    ]
+    run = LIGHTPANDA / run_name
+    script = _script(run)
+    actions = script.actions
     task = f"lp-{run_name}"
-    server.set_policy(task, ScriptedPolicy(actions))
-    requests = _lp_requests(run)
+    server.set_policy(task, script)
+    requests = captured_requests(run)
     base = server.base_url(task, "openai")
+    # Lightpanda lists the models first and exits unless --model is among them.
+    assert (requests[0]["method"], requests[0]["path"]) == ("GET", "/v1/models")
     listed = httpx.get(base + "/models", headers={"Authorization": "Bearer x"}).json()
     body0 = requests[1]["body"]
-    assert body0["model"] not in [m["id"] for m in listed["data"]]  # "fake-model"
-    server.models.append(body0["model"])
-    assert body0["model"] in [m["id"] for m in httpx.get(base + "/models").json()["data"]]
+    assert body0["model"] in [m["id"] for m in listed["data"]]  # "scripted-model"
     issued: list[str] = []
     for turn, req in enumerate(requests[1:]):
+        assert (req["method"], req["path"]) == ("POST", "/v1/chat/completions")
         text = json.dumps(req["body"])
         captured = [tc["id"] for m in req["body"]["messages"] for tc in (m.get("tool_calls") or [])]
         for old, new in zip(captured, issued, strict=True):
@@ -945,13 +934,15 @@ def test_lightpanda_openai_compatible_captured_requests_replay(
     assert ledger.turns == len(requests) - 1 and ledger.input_tokens > 0
 
 
-@needs_samples
 def test_lightpanda_anthropic_captured_requests_replay(server: ScriptedModelServer) -> None:
-    run = LP_SAMPLES / "agent_run6_anthropic_provider"
+    run = LIGHTPANDA / "anthropic"
     task = "lp-anthropic"
-    server.set_policy(task, _claude_script(run))
+    server.set_policy(task, _script(run))
     issued: list[str] = []
-    for turn, req in enumerate(_lp_requests(run)):
+    requests = captured_requests(run)
+    assert len(requests) == 2
+    for turn, req in enumerate(requests):
+        assert (req["method"], req["path"]) == ("POST", "/v1/messages")
         text = json.dumps(req["body"])
         for old, new in zip(_captured_ids(req["body"], "tool_use", "id"), issued, strict=True):
             text = text.replace(old, new)
@@ -964,5 +955,49 @@ def test_lightpanda_anthropic_captured_requests_replay(server: ScriptedModelServ
         assert message.stop_reason == ("tool_use" if turn == 0 else "end_turn")
         conv = server.model_requests(task)[-1].conversation
         assert conv.turn == turn and conv.unmatched_tool_results() == []
-    assert message.content[0].text == "The secret code is ALPHA-7."
+    assert message.content[0].text == "The shop is called Lakeside Goods."
     assert server.model_requests(task)[-1].conversation.last_tool_result.name == "markdown"
+
+
+# --- the fixture recorder's capture (tests/fixtures/record.py) ------------------------------
+def test_recorder_keeps_each_request_as_received(tmp_path: Path) -> None:
+    """The recorder's server answers like the scripted one and also keeps every request's
+    raw body and headers; it writes them with credentials redacted, the task prefix and the
+    port and temp path replaced, and an index of the server's log."""
+    from types import SimpleNamespace
+
+    from tests.fixtures.record import CapturingServer, Cleaner, write_requests
+
+    task = "rec-capture"
+    with CapturingServer(models=[MODEL]) as cap:
+        cap.set_policy(task, ScriptedPolicy([call("goto", url="u"), FinalAnswer("done")]))
+        base = cap.base_url(task, "openai")
+        raw = b'{"model": "scripted-model",  "messages": [{"role": "user", "content": "hi"}]}'
+        headers = {"Authorization": "Bearer sk-test", "X-Path": str(tmp_path / "w")}
+        assert httpx.get(base + "/models").status_code == 200
+        r = httpx.post(base + "/chat/completions", content=raw, headers=headers)
+        assert r.status_code == 200
+        assert [(rec.method, rec.route, body) for rec, _, body in cap.captured] == [
+            ("GET", "models", b""),
+            ("POST", "chat_completions", raw),
+        ]
+        out = tmp_path / "out"
+        out.mkdir()
+        scenario = SimpleNamespace(keep_requests=lambda n: [n])  # keep only the last file
+        run = SimpleNamespace(server=cap, task_id=task)
+        clean = Cleaner(tmp_path, cap.port)
+        assert write_requests(scenario, run, clean, out) == 2  # type: ignore[arg-type]
+    index = read_jsonl(out / "requests.jsonl")
+    assert [(i["n"], i["method"], i["path"], i["file"]) for i in index] == [
+        (1, "GET", "/v1/models", None),
+        (2, "POST", "/v1/chat/completions", "requests/req_002.json"),
+    ]
+    assert index[1]["usage"] == cap.model_requests(task)[0].usage.model_dump()
+    [req] = captured_requests(out)
+    assert (req["n"], req["method"], req["path"]) == (2, "POST", "/v1/chat/completions")
+    assert req["body"] == json.loads(raw)
+    assert req["headers"]["Authorization"] == "<redacted>"
+    assert req["headers"]["X-Path"] == "/tmp/RECORD_TMP/w"
+    lowered = {k.lower(): v for k, v in req["headers"].items()}
+    assert lowered["host"] == "127.0.0.1:MODEL_PORT"
+    assert "sk-test" not in (out / "requests" / "req_002.json").read_text()

@@ -12,8 +12,9 @@ stdout holds one JSON event a line:
                      errors), ``total_cost_usd``, ``usage``, ``permission_denials``,
                      ``errors`` (error subtypes only).
 
-Facts checked against Claude Code 2.1.197 driven by a scripted model server (the samples
-under ``wire-samples/claude-code``), on which this reader's choices rest:
+Facts checked against Claude Code 2.1.197 and 2.1.330 driven by a scripted model server
+(the project's recordings under ``tests/fixtures/claude-code``, made by
+``tests/fixtures/record.py``), on which this reader's choices rest:
 
 * One model response becomes one ``assistant`` event per content block (text, then
   tool_use), each repeating the same ``message.id`` and ``usage``: summing events double
@@ -23,8 +24,10 @@ under ``wire-samples/claude-code``), on which this reader's choices rest:
   ``usage`` holds the true totals (its ``total_cost_usd`` is exactly those totals priced),
   so it is the source of usage whenever present; the per-response sums are the fallback
   for a killed run, with a problem saying their output count is a lower bound.
-* Only ``user`` events carry a ``timestamp``; ``assistant`` events have none, so tool
-  latency is None on every sample. It is computed should both ends ever carry one.
+* ``user`` events carry a ``timestamp``. In 2.1.197 ``assistant`` events had none, so
+  tool latency was None; in 2.1.330 they have one too, and a call's latency is the gap
+  from its ``tool_use`` event to its ``tool_result`` event. It is None when either end
+  lacks one.
 * A tool the permissions did not allow is still a ``tool_use`` block: its ``tool_result``
   is an error ("Claude requested permissions to use mcp__lp__markdown, but you haven't
   granted it yet.") and the ``result`` event lists it in ``permission_denials``

@@ -1,6 +1,7 @@
 """Wire formats: parse requests into a :class:`Conversation`, render a :class:`Reply` back.
 
-Three formats, each as the real clients use it (see ``shared/wire-samples``):
+Three formats, each as the real clients use it (see the project's recordings of them under
+``tests/fixtures/claude-code`` and ``tests/fixtures/lightpanda``):
 
 * OpenAI chat completions (Lightpanda ``openai_compatible``: non-streaming; agent-browser
   ``chat``: ``stream: true`` with no ``stream_options``, reading only text and tool-call
