@@ -16,7 +16,13 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from agent_benchmarks.datasets import LoadedDataset, Selection, load_tasks, select_tasks
+from agent_benchmarks.datasets import (
+    ALL_PER_SITE,
+    LoadedDataset,
+    Selection,
+    load_tasks,
+    select_tasks,
+)
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.records import Task
 from agent_benchmarks.scoring.scorecard import Grader, grade_file, print_summary
@@ -77,6 +83,19 @@ def task_id_list(text: str) -> list[str]:
     return ids
 
 
+def per_site_count(text: str) -> int | str:
+    """``--sample-per-site``: a whole number 0 or more (0 selects none, as upstream's), or
+    ``all`` (every task, no draw)."""
+    if text.strip().lower() == ALL_PER_SITE:
+        return ALL_PER_SITE
+    try:
+        return non_negative_int(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number 0 or more, or {ALL_PER_SITE}, got {text!r}"
+        ) from None
+
+
 def gaia_level(text: str) -> int | None:
     if text == "all":
         return None
@@ -111,12 +130,19 @@ def add_dataset_args(parser: argparse.ArgumentParser, suite: SuiteDef) -> None:
             "--skip-attachments", action="store_true", help="leave out tasks with attachments"
         )
     if "site" in suite.selection_flags:
-        group.add_argument("--site", help="only this site (host without www.)")
+        group.add_argument(
+            "--site",
+            help="only this site, its name exactly: the start URL's host, lowercased, "
+            "without www. (e.g. allrecipes.com)",
+        )
         group.add_argument(
             "--sample-per-site",
-            type=non_negative_int,
+            type=per_site_count,
             default=None,
-            help="tasks drawn per site (default: 1; 0 takes every task)",
+            metavar="N|all",
+            help="tasks drawn per site, by upstream's draw: the same seed selects the same "
+            "tasks (default: 1; 0 selects none, as upstream's, so it is refused; all: every "
+            "task, no draw)",
         )
         group.add_argument(
             "--sample-seed", type=int, default=0, help="seed of the per-site draw (default: 0)"

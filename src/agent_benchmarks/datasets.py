@@ -17,13 +17,15 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlparse
 
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.records import DatasetSource, Task
 
 _FORMATS = {".jsonl": "json", ".json": "json", ".parquet": "parquet", ".csv": "csv"}
+# ``--sample-per-site all``: every task, no draw (what upstream does without the flag).
+ALL_PER_SITE = "all"
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,8 @@ class DatasetSpec:
     hub_extra_patterns: Callable[[str], list[str]] = lambda split: []
     # Rows outside the suite (WebBench keeps Category READ only) are dropped at load.
     keep_row: Callable[[dict[str, Any]], bool] = lambda row: True
-    # Per-site sampling default: WebBench takes one task per site unless told otherwise.
+    # Per-site sampling default: WebBench takes one task per site unless told otherwise
+    # (0: the suite has no per-site draw).
     default_per_site: int = 0
     # A copy of the suite's rows shipped inside the package (where the dataset's licence
     # allows it; its source beside it), used when the Hub cannot be reached.
@@ -73,8 +76,10 @@ class Selection:
     limit: int | None = None
     level: int | None = None  # GAIA
     skip_attachments: bool = False  # GAIA
-    site: str | None = None  # WebBench
-    sample_per_site: int | None = None  # WebBench: None = suite default, 0 = all
+    site: str | None = None  # WebBench: the site name, matched exactly
+    # WebBench: None = the suite's default (1), N = upstream's draw of N per site (0 = none,
+    # refused as an empty selection), "all" = every task in dataset order, no draw.
+    sample_per_site: int | Literal["all"] | None = None
     sample_seed: int = 0  # WebBench
     as_dict: dict[str, Any] = field(default_factory=dict)  # for the manifest
 
@@ -297,26 +302,88 @@ def load_tasks(
 
 
 def _sample_per_site(tasks: list[Task], per_site: int, seed: int) -> list[Task]:
-    """Deterministic: each site draws from its own RNG, so one site's tasks changing never
-    changes what another site draws. Result keeps the dataset's order."""
+    """Upstream's per-site draw, so that a seed selects the tasks upstream's harness
+    (lightpanda-io/agent-benchmarks, ``webbench/run.py``) selects, in the order it runs them.
+
+    One ``random.Random(seed)`` serves the whole draw. The tasks are grouped by site
+    (``web_name``), each group in dataset order; then, site by site in sorted order of the
+    site names, the group is shuffled with ``rng.shuffle`` and its first ``per_site`` tasks
+    are taken. Every group is shuffled, including groups no larger than ``per_site`` (whose
+    tasks are all taken, in shuffled order) and one-task groups (which use up no random
+    numbers), since the RNG's later draws depend on every earlier shuffle. The result is in
+    that order: sites sorted, each site's tasks in its shuffled order.
+
+    Deterministic for a given seed, task list and Python. Python promises a seeded
+    ``random()`` sequence across releases but not ``shuffle``'s use of it; that has not
+    changed since Python 3.2, and the checked-in seed-0 list
+    (``tests/fixtures/webbench/upstream_seed0_one_per_site.txt``) would catch a change.
+    The draw covers the tasks left by the other flags, so ``--site`` with a sample draws
+    from that site's tasks alone with a fresh RNG, as upstream does; and any change to the
+    task list (another table, a refreshed dataset) can change every site's draw.
+    """
     by_site: dict[str, list[Task]] = {}
     for task in tasks:
         by_site.setdefault(task.web_name or "", []).append(task)
-    chosen: set[str] = set()
-    for site, site_tasks in by_site.items():
-        if len(site_tasks) <= per_site:
-            chosen.update(t.id for t in site_tasks)
-            continue
-        rng = random.Random(f"{seed}:{site}")
-        chosen.update(t.id for t in rng.sample(site_tasks, per_site))
-    return [t for t in tasks if t.id in chosen]
+    rng = random.Random(seed)
+    picked: list[Task] = []
+    for site in sorted(by_site):
+        group = list(by_site[site])
+        rng.shuffle(group)
+        picked.extend(group[:per_site])
+    return picked
+
+
+def _per_site(selection: Selection, default_per_site: int) -> int | None:
+    """How many tasks per site to draw; None: no draw (every task, dataset order)."""
+    value = selection.sample_per_site
+    if value is None:
+        return default_per_site or None
+    if value == ALL_PER_SITE:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InputError(
+            f"--sample-per-site {value!r}: expected a whole number 0 or more, or {ALL_PER_SITE}"
+        )
+    if value == 0:
+        raise InputError(
+            "--sample-per-site 0 selects no task (0 per site, as in upstream's harness); "
+            f"--sample-per-site {ALL_PER_SITE} takes every task"
+        )
+    return value
+
+
+def _filter_site(selected: list[Task], tasks: list[Task], site: str) -> list[Task]:
+    """``--site`` is the site's name exactly (upstream's rule): the start URL's host,
+    lowercased, without a leading ``www.``."""
+    known = {t.web_name for t in tasks}
+    if site not in known:
+        hint = ""
+        normalised = site.strip().lower().removeprefix("www.")
+        if normalised in known:
+            hint = f" (site names are lowercase hosts without www.: did you mean {normalised!r}?)"
+        raise InputError(f"--site {site!r}: no task in the dataset has that site{hint}")
+    return [t for t in selected if t.web_name == site]
+
+
+def _resolve_task_id(raw: str, by_id: dict[str, Task], suites: list[str]) -> str | None:
+    """An id as the dataset names it, or without the suite's prefix where its ids carry one:
+    WebBench's ids are ``webbench-N`` (upstream's), and ``N``, the ``ID`` column of
+    WebBench's table, names the same task."""
+    if raw in by_id:
+        return raw
+    for suite in suites:
+        prefixed = f"{suite}-{raw}"
+        if prefixed in by_id:
+            return prefixed
+    return None
 
 
 def select_tasks(tasks: list[Task], selection: Selection, default_per_site: int = 0) -> list[Task]:
     """Apply the selection flags in a fixed order: filters, sampling or ids, then limit.
 
     ``--task-ids`` names tasks exactly, so it replaces per-site sampling; every id must exist
-    in the dataset and pass the filters, or the selection is refused naming the id.
+    in the dataset and pass the filters, or the selection is refused naming the id. A
+    WebBench id may be given as ``webbench-N`` or as ``N``.
     """
     by_id = {t.id: t for t in tasks}
     selected = list(tasks)
@@ -325,29 +392,25 @@ def select_tasks(tasks: list[Task], selection: Selection, default_per_site: int 
     if selection.skip_attachments:
         selected = [t for t in selected if not t.file_name]
     if selection.site is not None:
-        site = selection.site.lower().removeprefix("www.")
-        known = {t.web_name for t in tasks}
-        if site not in known:
-            raise InputError(f"--site {selection.site!r}: no task in the dataset has that site")
-        selected = [t for t in selected if t.web_name == site]
+        selected = _filter_site(selected, tasks, selection.site)
     if selection.task_ids:
-        unknown = [i for i in selection.task_ids if i not in by_id]
-        if unknown:
-            raise InputError(f"--task-ids: unknown task id {unknown[0]!r}")
+        suites = sorted({t.suite for t in tasks})
+        resolved: list[str] = []
+        for raw in selection.task_ids:
+            task_id = _resolve_task_id(raw, by_id, suites)
+            if task_id is None:
+                raise InputError(f"--task-ids: unknown task id {raw!r}")
+            resolved.append(task_id)
         allowed = {t.id for t in selected}
-        filtered = [i for i in selection.task_ids if i not in allowed]
+        filtered = [i for i in resolved if i not in allowed]
         if filtered:
             raise InputError(
                 f"--task-ids: task {filtered[0]!r} is excluded by the other selection flags"
             )
-        selected = [by_id[i] for i in dict.fromkeys(selection.task_ids)]
+        selected = [by_id[i] for i in dict.fromkeys(resolved)]
     else:
-        per_site = (
-            default_per_site if selection.sample_per_site is None else selection.sample_per_site
-        )
-        if per_site < 0:
-            raise InputError("--sample-per-site must be 0 (all tasks) or more")
-        if per_site:
+        per_site = _per_site(selection, default_per_site)
+        if per_site is not None:
             selected = _sample_per_site(selected, per_site, selection.sample_seed)
     if selection.limit is not None:
         if selection.limit < 1:

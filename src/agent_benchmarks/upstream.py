@@ -194,21 +194,6 @@ def suite_of_row(obj: dict[str, Any]) -> Suite | None:
     return None
 
 
-def task_id(raw_id: str) -> str:
-    """Our id for an upstream task id.
-
-    Upstream names WebBench tasks ``webbench-N``, where N is the ``ID`` column of WebBench's
-    task table; this harness uses that column as it is (``N``). An imported ``webbench-N``
-    becomes ``N`` so that an imported run and one of ours name the same task the same way:
-    compare then lines their tasks up (same task set, per-task cells side by side), and a
-    task list or reference file keyed by our ids applies to both. The id upstream wrote is
-    kept in ``details["upstream_id"]``. GAIA and AssistantBench ids are the datasets' own on both
-    sides and pass through unchanged.
-    """
-    match = _WEBBENCH_ID.match(raw_id)
-    return match.group(1) if match else raw_id
-
-
 def _text(obj: dict[str, Any], key: str) -> str | None:
     value = obj.get(key)
     if value is None or isinstance(value, str):
@@ -350,11 +335,12 @@ def convert_row(obj: dict[str, Any], suite_hint: Suite | None = None) -> Predict
         reference = _text(obj, "reference")
         gold = reference if reference and reference.strip() else None
     usage = _usage(obj.get("usage"))
-    row_id = task_id(raw_id) if suite == "webbench" else raw_id
+    # Ids are kept as upstream wrote them: GAIA's and AssistantBench's are the datasets'
+    # own, and WebBench's ``webbench-N`` is this harness's id for the same task too (see
+    # ``agent_benchmarks.webbench``), so imported and native runs line up task by task.
+    row_id = raw_id
 
     details: dict[str, Any] = {"imported_from": UPSTREAM}
-    if row_id != raw_id:
-        details["upstream_id"] = raw_id
     if _flag(obj, "retried"):
         details["retried"] = True
     if usage is None:

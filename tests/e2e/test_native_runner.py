@@ -251,7 +251,7 @@ def test_webbench_run_blocks_answer_sources(tmp_path: Path) -> None:
             f'7002,{start},CREATE,"Create an account"\n',
             encoding="utf-8",
         )
-        leak = site.task_url("wb", "/specs?task=7001")
+        leak = site.task_url("wb", "/specs?task=webbench-7001")  # the task's id: upstream's
 
         class TryLeakThenRead(StepPolicy):
             def step(self, conv: Conversation) -> object:
@@ -268,9 +268,9 @@ def test_webbench_run_blocks_answer_sources(tmp_path: Path) -> None:
         assert proc.returncode == 0, proc.stderr[-2000:]
         served = [r.path for r in site.requests_for("wb")]
     (row,) = _rows(run_dir)
-    assert row.id == "7001" and row.web_name == "127.0.0.1"
+    assert row.id == "webbench-7001" and row.web_name == "127.0.0.1"
     assert row.status == "ok" and row.prediction.startswith("The Glacier Water Bottle costs $")
-    assert not any("task=7001" in path for path in served), served
+    assert not any("task=webbench-7001" in path for path in served), served
     assert row.trace[0].error is not None or row.trace[0].http_status != 200
     blocks = _manifest(run_dir).settings["session"]["block_answer_sources"]
     assert "*://huggingface.co/datasets/*" in blocks["patterns"]

@@ -19,6 +19,7 @@ from agent_benchmarks.datasets import (
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.gaia import DATASET as GAIA
 from agent_benchmarks.webbench import DATASET as WEBBENCH
+from tests.fixtures.webbench.upstream_draw import SEED0_ONE_PER_SITE, draw, read_tasks
 from tests.support import (
     ASSISTANTBENCH_ROWS,
     COMMIT,
@@ -81,7 +82,10 @@ def test_assistantbench_jsonl(assistantbench_file: Path) -> None:
 
 def test_webbench_fixture_table_keeps_read_rows() -> None:
     loaded = load_tasks(WEBBENCH, dataset_file=WEBBENCH_CSV)
-    assert [t.id for t in loaded.tasks] == ["0", "2", "3", "4", "6", "7", "9", "11"]
+    # Upstream's ids: webbench-<the table's ID column>.
+    assert [t.id for t in loaded.tasks] == [
+        f"webbench-{n}" for n in ("0", "2", "3", "4", "6", "7", "9", "11")
+    ]
     assert all(t.category == "READ" and t.gold is None for t in loaded.tasks)
     # www., upper case, a trailing slash and a port all reduce to the host.
     assert [t.web_name for t in loaded.tasks] == [
@@ -116,53 +120,191 @@ def test_webbench_shipped_table_counts() -> None:
     assert source.sha256 is not None and len(source.sha256) == 64
 
 
-def test_webbench_one_per_site_sampling_is_seeded() -> None:
+def _site_counts(tasks) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for t in tasks:
+        counts[t.web_name] = counts.get(t.web_name, 0) + 1
+    return counts
+
+
+def test_webbench_seed_0_selects_upstreams_448_tasks_in_its_order() -> None:
+    """The checked-in list was computed once with upstream's rule, written out on its own
+    (tests/fixtures/webbench/upstream_draw.py); the harness must give exactly it."""
+    expected = SEED0_ONE_PER_SITE.read_text(encoding="utf-8").split()
+    assert len(expected) == 448 and len(set(expected)) == 448
     tasks = _bundled_webbench().tasks
     default = select_tasks(tasks, Selection(), WEBBENCH.default_per_site)
-    assert len(default) == 448
-    assert len({t.web_name for t in default}) == 448
+    assert [t.id for t in default] == expected
+    explicit = Selection(sample_per_site=1, sample_seed=0)
+    assert [t.id for t in select_tasks(tasks, explicit, WEBBENCH.default_per_site)] == expected
+    # Sites in sorted order, one task each.
+    sites = [t.web_name for t in default]
+    assert sites == sorted(set(sites)) and len(sites) == 448
+    # The list is still what the independent script computes from the shipped table.
+    assert draw(read_tasks(), per_site=1, seed=0) == expected
+
+
+@pytest.mark.parametrize(
+    ("per_site", "seed", "site"),
+    [
+        (1, 1, None),
+        (1, 7, None),
+        (2, 0, None),
+        (3, 12345, None),
+        (50, 3, None),  # more than any site has: every task, in upstream's shuffled order
+        (1, 0, "amazon.com"),  # a site alone: a fresh RNG over its tasks only
+        (2, 9, "allrecipes.com"),
+    ],
+)
+def test_webbench_draw_is_upstreams_for_any_seed_size_and_site(
+    per_site: int, seed: int, site: str | None
+) -> None:
+    tasks = _bundled_webbench().tasks
+    selection = Selection(sample_per_site=per_site, sample_seed=seed, site=site)
+    picked = [t.id for t in select_tasks(tasks, selection, WEBBENCH.default_per_site)]
+    assert picked == draw(read_tasks(), per_site=per_site, seed=seed, site=site)
+
+
+def test_webbench_per_site_draw_properties() -> None:
+    tasks = _bundled_webbench().tasks
+    sizes = _site_counts(tasks)
+    default = select_tasks(tasks, Selection(), WEBBENCH.default_per_site)
     again = select_tasks(tasks, Selection(), WEBBENCH.default_per_site)
     assert [t.id for t in again] == [t.id for t in default]
     other_seed = select_tasks(tasks, Selection(sample_seed=7), WEBBENCH.default_per_site)
-    assert len(other_seed) == 448 and [t.id for t in other_seed] != [t.id for t in default]
+    assert len(other_seed) == 448 and len({t.web_name for t in other_seed}) == 448
+    assert [t.id for t in other_seed] != [t.id for t in default]
     two = select_tasks(tasks, Selection(sample_per_site=2), WEBBENCH.default_per_site)
-    counts: dict[str, int] = {}
-    for t in two:
-        counts[t.web_name] = counts.get(t.web_name, 0) + 1
-    assert max(counts.values()) == 2
-    sizes = {}
-    for t in tasks:
-        sizes[t.web_name] = sizes.get(t.web_name, 0) + 1
+    assert max(_site_counts(two).values()) == 2
     assert len(two) == sum(min(2, n) for n in sizes.values())
-    everything = select_tasks(tasks, Selection(sample_per_site=0), WEBBENCH.default_per_site)
-    assert len(everything) == 1637
+    assert len({t.id for t in two}) == len(two)
+    # One RNG over the sorted sites: each site's draw depends on the sites before it, so
+    # the first site's pick is the same for one and two per site, later ones need not be.
+    assert two[0].id == default[0].id
+    # --limit cuts the drawn list: the first sites in sorted order.
+    first3 = select_tasks(tasks, Selection(limit=3), WEBBENCH.default_per_site)
+    assert [t.id for t in first3] == [t.id for t in default[:3]]
 
 
-def test_webbench_site_filter_and_ids() -> None:
+def test_webbench_sample_per_site_all_and_0() -> None:
+    tasks = _bundled_webbench().tasks
+    # all: every task in the table's order, no draw (upstream without the flag).
+    everything = select_tasks(tasks, Selection(sample_per_site="all"), WEBBENCH.default_per_site)
+    assert [t.id for t in everything] == [t.id for t in tasks] and len(everything) == 1637
+    # 0 means none, as upstream's group[:0]: an empty selection, refused naming the way out.
+    with pytest.raises(InputError, match=r"--sample-per-site 0 selects no task.*all takes"):
+        select_tasks(tasks, Selection(sample_per_site=0), WEBBENCH.default_per_site)
+    with pytest.raises(InputError, match="--sample-per-site -1: expected a whole number"):
+        select_tasks(tasks, Selection(sample_per_site=-1), WEBBENCH.default_per_site)
+    # With --task-ids there is no draw, so the count does not apply.
+    picked = Selection(task_ids=["webbench-7"], sample_per_site=0)
+    assert [t.id for t in select_tasks(tasks, picked, 1)] == ["webbench-7"]
+
+
+def test_webbench_site_is_matched_exactly() -> None:
     tasks = load_tasks(WEBBENCH, dataset_file=WEBBENCH_CSV).tasks
     ace = select_tasks(
-        tasks, Selection(site="www.AceHardware.com", sample_per_site=0), WEBBENCH.default_per_site
+        tasks, Selection(site="acehardware.com", sample_per_site="all"), WEBBENCH.default_per_site
     )
-    assert [t.id for t in ace] == ["0", "2", "3"]
+    assert [t.id for t in ace] == ["webbench-0", "webbench-2", "webbench-3"]
     one = select_tasks(tasks, Selection(site="acehardware.com"), WEBBENCH.default_per_site)
-    assert len(one) == 1 and one[0].id in {"0", "2", "3"}
-    # Explicit ids bypass the per-site draw.
-    picked = select_tasks(tasks, Selection(task_ids=["0", "2"]), WEBBENCH.default_per_site)
-    assert [t.id for t in picked] == ["0", "2"]
-    with pytest.raises(InputError, match="no task in the dataset has that site"):
+    assert [t.id for t in one] == draw(read_tasks(WEBBENCH_CSV), 1, 0, site="acehardware.com")
+    # Upstream compares with web_name as it is: no lowercasing, no www. stripping here.
+    for typed in ("www.acehardware.com", "AceHardware.com", "www.AceHardware.com"):
+        with pytest.raises(InputError) as refused:
+            select_tasks(tasks, Selection(site=typed), WEBBENCH.default_per_site)
+        assert str(refused.value) == (
+            f"--site {typed!r}: no task in the dataset has that site (site names are "
+            "lowercase hosts without www.: did you mean 'acehardware.com'?)"
+        )
+    with pytest.raises(
+        InputError, match=r"'nowhere\.example': no task in the dataset has that site$"
+    ):
         select_tasks(tasks, Selection(site="nowhere.example"), 1)
+    # A host with a port: the name is the host alone.
+    shop = select_tasks(tasks, Selection(site="shop.example.org"), 1)
+    assert [t.id for t in shop] == ["webbench-9"]
+
+
+def test_webbench_draw_on_a_small_table() -> None:
+    tasks = load_tasks(WEBBENCH, dataset_file=WEBBENCH_CSV).tasks
+    picked = select_tasks(tasks, Selection(), WEBBENCH.default_per_site)
+    assert [t.web_name for t in picked] == [
+        "acehardware.com",
+        "agoda.com",
+        "allrecipes.com",
+        "shop.example.org",
+    ]
+    assert [t.id for t in picked] == draw(read_tasks(WEBBENCH_CSV), per_site=1, seed=0)
+    for seed in range(20):
+        for per_site in (1, 2, 3):
+            selection = Selection(sample_per_site=per_site, sample_seed=seed)
+            ids = [t.id for t in select_tasks(tasks, selection, 1)]
+            assert ids == draw(read_tasks(WEBBENCH_CSV), per_site, seed), (seed, per_site)
+
+
+def test_webbench_task_ids_in_either_form() -> None:
+    tasks = load_tasks(WEBBENCH, dataset_file=WEBBENCH_CSV).tasks
+    # Explicit ids bypass the per-site draw, keep their order, and take N for webbench-N.
+    picked = select_tasks(tasks, Selection(task_ids=["2", "webbench-0"]), 1)
+    assert [t.id for t in picked] == ["webbench-2", "webbench-0"]
+    same = select_tasks(tasks, Selection(task_ids=["webbench-2", "2", "0"]), 1)
+    assert [t.id for t in same] == ["webbench-2", "webbench-0"]
     with pytest.raises(InputError, match="unknown task id '1'"):  # CREATE: not in the suite
         select_tasks(tasks, Selection(task_ids=["1"]), 1)
+    with pytest.raises(InputError, match="unknown task id 'webbench-1'"):
+        select_tasks(tasks, Selection(task_ids=["webbench-1"]), 1)
+    with pytest.raises(InputError, match="task 'webbench-4' is excluded by the other selection"):
+        select_tasks(tasks, Selection(site="acehardware.com", task_ids=["4"]), 1)
+
+
+def test_webbench_selection_flags_on_the_command_line(tmp_path: Path) -> None:
+    env = {"HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(tmp_path / "empty")}  # the shipped copy
+
+    def ids(*flags: str) -> list[str]:
+        result = run_cli("agent-benchmarks", "tasks", "webbench", "--json", *flags, env=env)
+        assert result.returncode == 0, result.stderr
+        return [json.loads(line)["id"] for line in result.stdout.splitlines()]
+
+    expected = SEED0_ONE_PER_SITE.read_text(encoding="utf-8").split()
+    assert ids("--limit", "5") == expected[:5]
+    # all: the site's every task, in the table's order.
+    amazon = ids("--site", "amazon.com", "--sample-per-site", "all")
+    assert amazon == [i for i, site in read_tasks() if site == "amazon.com"]
+    assert len(amazon) > 1
+    # A number draws, even one larger than the site: upstream's shuffled order.
+    assert ids("--site", "amazon.com", "--sample-per-site", "1000") == draw(
+        read_tasks(), 1000, 0, site="amazon.com"
+    )
+    assert ids("--task-ids", "2,webbench-7") == ["webbench-2", "webbench-7"]
+    for flags, message in [
+        (
+            ("--sample-per-site", "0"),
+            "error: --sample-per-site 0 selects no task (0 per site, as in upstream's "
+            "harness); --sample-per-site all takes every task",
+        ),
+        (
+            ("--site", "www.amazon.com"),
+            "error: --site 'www.amazon.com': no task in the dataset has that site (site "
+            "names are lowercase hosts without www.: did you mean 'amazon.com'?)",
+        ),
+    ]:
+        result = run_cli("agent-benchmarks", "tasks", "webbench", *flags, env=env)
+        assert result.returncode == 2
+        assert result.stderr.strip().splitlines() == [message]
+    bad = run_cli("agent-benchmarks", "tasks", "webbench", "--sample-per-site", "two", env=env)
+    assert bad.returncode == 2
+    assert "expected a whole number 0 or more, or all, got 'two'" in bad.stderr
 
 
 def test_webbench_hitl_table_has_difficulty() -> None:
     tasks = load_tasks(WEBBENCH, dataset_file=WEBBENCH_HITL_CSV).tasks
     assert [(t.id, t.difficulty) for t in tasks] == [
-        ("0", "easy"),
-        ("2", "medium"),
-        ("4", "hard"),
-        ("6", "easy"),
-        ("7", "medium"),
+        ("webbench-0", "easy"),
+        ("webbench-2", "medium"),
+        ("webbench-4", "hard"),
+        ("webbench-6", "easy"),
+        ("webbench-7", "medium"),
     ]
 
 

@@ -20,9 +20,11 @@ from typing import Any
 import pytest
 
 from agent_benchmarks.cli import main
+from agent_benchmarks.datasets import load_dataset_bundled
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.storage import read_predictions
 from agent_benchmarks.upstream import DENOMINATOR_NOTE, IMPORTED_SCORES_NAME, convert_row
+from agent_benchmarks.webbench import DATASET as WEBBENCH
 from tests.support import run_cli
 from tests.unit.judge_fakes import FakeJudgeServer, no, yes
 
@@ -180,7 +182,9 @@ def test_one_upstream_row_maps_field_by_field() -> None:
     assert convert_row(_ab_row("a3", "3", "  ")).status == "empty"
 
     web = convert_row(_webbench_row(7, "It is $5.", backend="lightpanda"))
-    assert (web.suite, web.id, web.details["upstream_id"]) == ("webbench", "7", "webbench-7")
+    # Upstream's WebBench id is ours too: kept as written, no alias recorded.
+    assert (web.suite, web.id) == ("webbench", "webbench-7")
+    assert "upstream_id" not in web.details
     assert (web.web_name, web.category, web.start_url) == (
         "shop.example",
         "READ",
@@ -189,6 +193,16 @@ def test_one_upstream_row_maps_field_by_field() -> None:
     assert web.gold is None
     assert web.backend == "upstream/claude-mcp/lightpanda"
     assert web.details["upstream_fields"] == {"backend": "lightpanda"}
+
+
+def test_upstream_webbench_ids_are_ours() -> None:
+    """An upstream WebBench row and our task for the same row of WebBench's table carry the
+    same id, so the two line up with no mapping (every id of the shipped READ table)."""
+    tasks = load_dataset_bundled(WEBBENCH, "train").tasks
+    assert tasks[0].id == "webbench-0"
+    for task in tasks:
+        number = int(task.id.removeprefix("webbench-"))
+        assert convert_row(_webbench_row(number, "x")).id == task.id
 
 
 # --- the three graders ------------------------------------------------------------------------
@@ -275,8 +289,9 @@ def test_webbench_grade_judges_upstream_rows_with_their_task_text(tmp_path: Path
     scores = _scores(run / "scores.json")
     _assert_imported(scores, model="gemini-2.5-flash")
     per = {e["id"]: e for e in scores["per_task"]}
-    assert sorted(per) == ["5", "6", "7"]  # webbench-N is N here
-    assert [per[i]["details"].get("verdict") for i in "567"] == ["YES", "NO", None]
+    assert sorted(per) == ["webbench-5", "webbench-6", "webbench-7"]  # ids as upstream wrote
+    verdicts = [per[f"webbench-{n}"]["details"].get("verdict") for n in "567"]
+    assert verdicts == ["YES", "NO", None]
     assert scores["accuracy_strict"] == pytest.approx(1 / 3)
     assert scores["metrics"]["n_yes"] == 1 and scores["metrics"]["n_no"] == 1
     assert scores["by_group"]["web_name"]["shop.example"]["n"] == 3

@@ -1,4 +1,20 @@
-"""WebBench READ (Halluminate/WebBench): 1,637 tasks on 448 sites, one per site by default."""
+"""WebBench READ (Halluminate/WebBench): 1,637 tasks on 448 sites, one per site by default.
+
+Task ids are upstream's (lightpanda-io/agent-benchmarks): ``webbench-N``, N being the ``ID``
+column of WebBench's task table. Why not ``N`` alone, as the table has it:
+
+- the same task has the same id here and in upstream's files: a predictions file or a
+  published sample of upstream's lines up with ours task by task, an imported upstream run
+  keeps its ids as written, and the per-site draw (``datasets._sample_per_site``, upstream's
+  rule) gives the very ids upstream's harness runs for the same seed;
+- ``--block-answer-sources`` blocks every URL holding the task id (``*<task id>*``): a bare
+  number would block any page whose URL has those digits in it (``*7*``), where
+  ``*webbench-7*`` blocks only URLs that name the task;
+- ids say their suite wherever they appear (logs, compare tables, URLs of routing proxies).
+
+``--task-ids`` takes either form (``webbench-7`` or ``7``). Runs recorded before this change
+list bare ``N`` ids: they grade as they are, but cannot be resumed.
+"""
 
 from __future__ import annotations
 
@@ -18,7 +34,7 @@ def to_task(row: dict[str, Any], ctx: RowContext) -> Task:
     difficulty = row.get("Difficulty")
     return Task(
         suite="webbench",
-        id=str(row["ID"]),
+        id=f"webbench-{str(row['ID']).strip()}",
         question=str(row["Task"]),
         gold=None,  # WebBench has no reference answers: a judge grades
         start_url=start_url,
