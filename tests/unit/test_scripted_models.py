@@ -977,6 +977,10 @@ def test_recorder_keeps_each_request_as_received(tmp_path: Path) -> None:
         assert httpx.get(base + "/models").status_code == 200
         r = httpx.post(base + "/chat/completions", content=raw, headers=headers)
         assert r.status_code == 200
+        # The handler keeps a request once it has answered it: the reply can arrive first.
+        deadline = time.monotonic() + 5
+        while len(cap.captured) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
         assert [(rec.method, rec.route, body) for rec, _, body in cap.captured] == [
             ("GET", "models", b""),
             ("POST", "chat_completions", raw),
