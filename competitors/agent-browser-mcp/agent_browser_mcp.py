@@ -1,9 +1,11 @@
 """agent-browser behind a stdio MCP server: one tool per agent-browser CLI command.
 
 Every tool call runs ``agent-browser --session S --json <command> <args...>`` (argument list,
-no shell) and turns the JSON reply into a short text result; failures come back as MCP tool
-errors. agent-browser keeps one daemon (and its browser) per session, so page state carries
-over between calls. See README.md beside this file for the tools and the environment.
+no shell) and returns agent-browser's JSON reply as it printed it, failures included. The tool
+and argument names are those of the wrapper lightpanda-io/agent-benchmarks published its
+numbers with (``AGENT_BROWSER_MCP_SURFACE=strict`` narrows the snapshot's defaults).
+agent-browser keeps one daemon (and its browser) per session, so page state carries over
+between calls. See README.md beside this file for the tools and the environment.
 
 Run: ``python competitors/agent-browser-mcp/agent_browser_mcp.py`` (Linux).
 """
@@ -25,11 +27,10 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 import psutil
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 # Run by the harness's Python, so its reaping helpers are importable (shared with the
@@ -106,9 +107,11 @@ class AgentBrowser:
         self._current: subprocess.Popen[str] | None = None
         self._daemon_started = False
 
-    def run(self, command: str, *values: str, **options: str | bool | None) -> dict[str, Any]:
-        """``data`` of the JSON reply to ``command *values --option value...``; a True option
-        is a bare flag, None or False leaves it out. Raises ToolError on any failure."""
+    def run(self, command: str, *values: str, **options: str | bool | None) -> str:
+        """agent-browser's reply to ``command *values --option value...``, as the JSON text it
+        printed; a True option is a bare flag, None or False leaves it out. A failure is a
+        reply too (``{"success": false, "error": ...}``), whoever reports it: agent-browser or
+        this wrapper (no JSON printed, a value shaped like an option, the call timeout)."""
         args = [command, *values]
         for key, value in options.items():
             if value is True:
@@ -117,27 +120,27 @@ class AgentBrowser:
                 args += [f"--{key}", str(value)]
         for value in (*values, *options.values()):
             if isinstance(value, str) and _OPTION_LIKE.match(value):
-                raise ToolError(
+                return failure(
                     f"{value!r} looks like a command-line option, and agent-browser would read "
                     "it as one: values starting with '-' and a letter cannot be passed"
                 )
         with self._lock:
             if self.closing:
-                raise ToolError("the server is shutting down")
+                return failure("the server is shutting down")
             try:
                 return self._run_locked(tuple(args))
             finally:
                 reap_exited_children()
 
-    def _run_locked(self, args: tuple[str, ...]) -> dict[str, Any]:
+    def _run_locked(self, args: tuple[str, ...]) -> str:
         command = args[0]
         try:
             result = self._invoke(args, self.config.call_timeout_s)
         except OSError as exc:
-            raise ToolError(
+            return failure(
                 f"cannot run agent-browser ({self.config.binary}): {exc}. Install it with "
                 f"`npm ci` in {REPO}, or point AGENT_BROWSER_BIN at the binary"
-            ) from None
+            )
         self._daemon_started = True
         if result is None:
             if not self.closing:
@@ -145,15 +148,15 @@ class AgentBrowser:
                 # later command (close included) queue behind it, so start over instead.
                 _stop_descendants()
                 self._daemon_started = False
-            raise ToolError(
+            return failure(
                 f"agent-browser {command} timed out after {self.config.call_timeout_s:g} s "
                 "(AGENT_BROWSER_MCP_CALL_TIMEOUT); the browser was restarted, so the page is "
                 "gone: call open again"
             )
-        data = _parse_reply(command, *result)
-        if command == "close":
+        returncode, out, err = result
+        if command == "close" and returncode == 0:
             self._daemon_started = False
-        return data
+        return _reply_text(returncode, out, err)
 
     def _invoke(self, args: tuple[str, ...], timeout_s: float) -> tuple[int, str, str] | None:
         """(exit status, stdout, stderr), or None after killing a call that ran too long."""
@@ -205,19 +208,20 @@ class AgentBrowser:
                 shutil.rmtree(self.config.temp_home, ignore_errors=True)
 
 
-def _parse_reply(command: str, returncode: int, out: str, err: str) -> dict[str, Any]:
-    try:
-        reply = json.loads(out)
-    except ValueError:
-        reply = None
-    if not isinstance(reply, dict):
-        detail = (err.strip() or out.strip())[-2000:] or f"exit status {returncode}"
-        raise ToolError(f"agent-browser {command} gave no JSON reply: {detail}")
-    if returncode != 0 or not reply.get("success"):
-        message = reply.get("error") or err.strip() or f"exit status {returncode}"
-        raise ToolError(f"agent-browser {command} failed: {message}")
-    data = reply.get("data")
-    return data if isinstance(data, dict) else {}
+def failure(message: str) -> str:
+    """A failed call in agent-browser's own reply shape."""
+    return json.dumps({"success": False, "data": None, "error": message})
+
+
+def _reply_text(returncode: int, out: str, err: str) -> str:
+    """What a call returns to the model: agent-browser's JSON reply exactly as printed, failed
+    or not; when it printed nothing, a reply of the same shape with its stderr or status."""
+    text = out.strip()
+    if text:
+        return text
+    if returncode != 0:
+        return failure(err.strip()[-2000:] or f"exit status {returncode}")
+    return json.dumps({"success": True, "data": None, "error": None})
 
 
 def _kill_group(pgid: int) -> None:
@@ -238,19 +242,33 @@ def _stop_descendants() -> None:
 
 # --- the MCP tools ---------------------------------------------------------------------------
 
-Selector = Annotated[
-    str, Field(description="CSS selector, or an element ref from snapshot such as @e12")
+# The tool surface: "upstream" (default) is the one lightpanda-io/agent-benchmarks published
+# its numbers with (its competitors/agent-browser-mcp/server.py): these tool and argument
+# names, a snapshot of the whole tree unless asked otherwise, with link URLs on request.
+# "strict" keeps the same tools but snapshots interactive elements, compacted, by default,
+# and without URLs (what this wrapper offered before).
+SURFACES = ("upstream", "strict")
+
+Target = Annotated[
+    str, Field(description="an element: a ref from the latest snapshot (@e12) or a CSS selector")
 ]
+FIND_BY = Literal["role", "text", "label", "placeholder", "alt", "title", "testid", "first", "last"]
+FIND_ACTIONS = Literal["click", "fill", "type", "hover", "focus", "check", "uncheck", "text"]
+GET_WHAT = Literal["text", "html", "value", "attr", "title", "url", "count", "box", "styles"]
+# get subcommands that read one element, so need a target
+_GET_NEEDS_TARGET = frozenset({"text", "html", "value", "attr", "count", "box", "styles"})
 
 
-def build_server(browser: AgentBrowser) -> MCPServer:
+def build_server(browser: AgentBrowser, surface: str = "upstream") -> MCPServer:
+    if surface not in SURFACES:
+        raise ValueError(f"unknown surface {surface!r}: one of {', '.join(SURFACES)}")
     server = MCPServer(
         "agent-browser-mcp",
         instructions=(
-            "Browse with agent-browser. Call open, then snapshot to see the page as an "
-            "accessibility tree whose elements carry refs (@e1, @e2, ...); pass a ref or a CSS "
-            "selector to click, fill, select, check or get. Refs go stale after the page "
-            "changes: take a new snapshot."
+            "Browse with agent-browser. open a URL, then snapshot the page: an accessibility "
+            "tree whose elements carry refs (@e1, @e2, ...) to pass as target to click, fill "
+            "or get. Every reply is agent-browser's JSON. Take a new snapshot after the page "
+            "changes: refs go stale."
         ),
         log_level="WARNING",
     )
@@ -264,220 +282,160 @@ def build_server(browser: AgentBrowser) -> MCPServer:
         return register
 
     @tool("open")
-    def open_page(url: Annotated[str, Field(description="URL to load")]) -> str:
-        """Navigate the browser to a URL (the first call starts the browser)."""
-        data = browser.run("open", url)
-        return f"Opened {data.get('url', url)}\nTitle: {data.get('title', '')}"
+    def open_page(url: Annotated[str, Field(description="the address to load")]) -> str:
+        """Load a URL in the browser (the first call starts the browser)."""
+        return browser.run("open", url)
 
-    @tool("snapshot")
-    def snapshot(
-        interactive: Annotated[bool, Field(description="only interactive elements")] = True,
-        compact: Annotated[bool, Field(description="drop empty structural nodes")] = True,
-        depth: Annotated[int | None, Field(description="limit tree depth", ge=1)] = None,
-        selector: Annotated[str | None, Field(description="scope to a CSS selector")] = None,
-    ) -> str:
-        """Accessibility tree of the page, one element per line with refs like [ref=e5].
-        interactive=true keeps mainly links, buttons, form fields and headings; set it to false
-        to read the page's text (table contents included)."""
-        data = browser.run(
-            "snapshot",
-            interactive=interactive,
-            compact=compact,
-            depth=None if depth is None else str(depth),
-            selector=selector,
-        )
-        return data.get("snapshot") or "(nothing matched)"
+    if surface == "upstream":
+
+        @tool("snapshot")
+        def snapshot(
+            interactive: Annotated[
+                bool | None, Field(description="only inputs, buttons and links")
+            ] = None,
+            urls: Annotated[bool | None, Field(description="add each link's href")] = None,
+            compact: Annotated[
+                bool | None, Field(description="leave out empty structural nodes")
+            ] = None,
+            depth: Annotated[int | None, Field(description="how deep the tree goes")] = None,
+            selector: Annotated[
+                str | None, Field(description="only the part under this CSS selector")
+            ] = None,
+        ) -> str:
+            """The page's accessibility tree, the whole page unless narrowed, elements tagged
+            with refs (@eN) for click, fill and get. interactive=true keeps only what can be
+            used (inputs, buttons, links); urls=true adds the links' targets."""
+            return browser.run(
+                "snapshot",
+                interactive=bool(interactive),
+                urls=bool(urls),
+                compact=bool(compact),
+                depth=None if depth is None else str(depth),
+                selector=selector,
+            )
+
+    else:
+
+        @tool("snapshot")
+        def snapshot_strict(
+            interactive: Annotated[
+                bool, Field(description="only inputs, buttons and links")
+            ] = True,
+            compact: Annotated[bool, Field(description="leave out empty structural nodes")] = True,
+            depth: Annotated[int | None, Field(description="how deep the tree goes")] = None,
+            selector: Annotated[
+                str | None, Field(description="only the part under this CSS selector")
+            ] = None,
+        ) -> str:
+            """The page's accessibility tree, elements tagged with refs (@eN) for click, fill
+            and get. By default only what can be used, compacted: set interactive=false to
+            read the page's text (tables included)."""
+            return browser.run(
+                "snapshot",
+                interactive=interactive,
+                compact=compact,
+                depth=None if depth is None else str(depth),
+                selector=selector,
+            )
 
     @tool("click")
-    def click(selector: Selector) -> str:
+    def click(target: Target) -> str:
         """Click an element."""
-        browser.run("click", selector)
-        return f"Clicked {selector}"
+        return browser.run("click", target)
 
     @tool("fill")
-    def fill(selector: Selector, text: str) -> str:
-        """Clear a text field and type text into it."""
-        browser.run("fill", selector, text)
-        return f"Filled {selector}"
-
-    @tool("select")
-    def select(
-        selector: Selector,
-        value: Annotated[str, Field(description="option value or visible label")],
-    ) -> str:
-        """Choose an option of a <select> dropdown."""
-        data = browser.run("select", selector, value)
-        chosen = ", ".join(str(v) for v in data.get("selected") or [value])
-        return f"Selected {chosen} in {selector}"
-
-    @tool("check")
-    def check(selector: Selector) -> str:
-        """Tick a checkbox."""
-        browser.run("check", selector)
-        return f"Checked {selector}"
-
-    @tool("uncheck")
-    def uncheck(selector: Selector) -> str:
-        """Clear a checkbox."""
-        browser.run("uncheck", selector)
-        return f"Unchecked {selector}"
+    def fill(target: Target, text: Annotated[str, Field(description="what to type")]) -> str:
+        """Empty an input and type text into it."""
+        return browser.run("fill", target, text)
 
     @tool("press")
     def press(
-        key: Annotated[str, Field(description="key or chord: Enter, Tab, Control+a")],
+        key: Annotated[str, Field(description="a key or chord: Enter, Tab, Control+a")],
     ) -> str:
-        """Press a key in the focused element."""
-        browser.run("press", key)
-        return f"Pressed {key}"
+        """Press a key."""
+        return browser.run("press", key)
 
     @tool("find")
     def find(
-        locator: Annotated[
-            Literal[
-                "role",
-                "text",
-                "label",
-                "placeholder",
-                "alt",
-                "title",
-                "testid",
-                "first",
-                "last",
-                "nth",
-            ],
-            Field(description="how to locate the element"),
-        ],
+        by: Annotated[FIND_BY, Field(description="how to locate the element")],
         value: Annotated[
             str,
             Field(
-                description="the role, text, label, placeholder, alt text, title or test id "
-                "to look for; a CSS selector for first, last and nth"
+                description="the role, text, label, placeholder, alt text, title or test id to "
+                "look for; a CSS selector for first and last"
             ),
         ],
-        action: Annotated[
-            Literal["click", "fill", "check", "hover", "text"],
-            Field(description="what to do with the element; text returns its text"),
-        ] = "click",
-        text: Annotated[str | None, Field(description="text to type, for fill")] = None,
-        name: Annotated[str | None, Field(description="accessible name filter, for role")] = None,
-        exact: Annotated[bool, Field(description="exact, case-sensitive match")] = False,
-        index: Annotated[int | None, Field(description="0-based index, for nth", ge=0)] = None,
+        action: Annotated[FIND_ACTIONS, Field(description="what to do with the element")],
+        value_after: Annotated[
+            str | None, Field(description="the text to enter, for fill and type")
+        ] = None,
+        name: Annotated[str | None, Field(description="the accessible name, with by=role")] = None,
+        exact: Annotated[bool | None, Field(description="match the text exactly")] = None,
     ) -> str:
-        """Locate an element semantically (by role, visible text, label, ...) and act on it."""
-        if (locator == "nth") != (index is not None):
-            raise ToolError("index is required with locator nth, and only with it")
-        if (action == "fill") != (text is not None):
-            raise ToolError("text is required with action fill, and only with it")
-        target = (str(index), value) if index is not None else (value,)
-        rest = (text,) if text is not None else ()
-        data = browser.run("find", locator, *target, action, *rest, name=name, exact=exact)
-        if action == "text":
-            return str(data.get("text", ""))
-        return f"{action}: done"
+        """Locate an element by what it is (role, visible text, label, ...) and act on it;
+        action=text returns its text."""
+        rest = (value_after,) if value_after else ()
+        return browser.run("find", by, value, action, *rest, name=name or None, exact=bool(exact))
 
     @tool("wait")
     def wait(
-        selector: Annotated[
-            str | None, Field(description="wait for this element to appear")
-        ] = None,
-        ms: Annotated[int | None, Field(description="just wait this long", ge=0)] = None,
-        text: Annotated[str | None, Field(description="wait for this text on the page")] = None,
-        url: Annotated[
-            str | None, Field(description="wait for the URL to match, e.g. **/thanks*")
-        ] = None,
-        fn: Annotated[
-            str | None, Field(description="wait for this JavaScript expression to be truthy")
-        ] = None,
-        load: Annotated[
-            Literal["load", "domcontentloaded", "networkidle"] | None,
-            Field(description="wait for a page load state"),
-        ] = None,
+        target: Annotated[
+            str, Field(description="a CSS selector to wait for, or a number of milliseconds")
+        ],
         state: Annotated[
-            Literal["visible", "hidden", "attached", "detached"] | None,
-            Field(description="with selector: the state to wait for (default visible)"),
-        ] = None,
-        timeout_ms: Annotated[
-            int | None,
-            Field(description="give up after this long (agent-browser's default: 25 s)", ge=1),
+            str | None,
+            Field(description="for a selector: visible, hidden, attached or detached"),
         ] = None,
     ) -> str:
-        """Wait for exactly one of: an element, a number of milliseconds, text, a URL pattern,
-        a JavaScript condition or a load state."""
-        modes = {
-            "selector": selector,
-            "ms": ms,
-            "text": text,
-            "url": url,
-            "fn": fn,
-            "load": load,
-        }
-        given = [k for k, v in modes.items() if v is not None]
-        if len(given) != 1:
-            raise ToolError(f"give exactly one of {', '.join(modes)} (got {given or 'none'})")
-        if state is not None and selector is None:
-            raise ToolError("state only applies to a selector wait")
-        mode = given[0]
-        positional = (str(modes[mode]),) if mode in ("selector", "ms") else ()
-        flag = {} if positional else {mode: str(modes[mode])}
-        timeout = None if timeout_ms is None else str(timeout_ms)
-        browser.run("wait", *positional, state=state, timeout=timeout, **flag)
-        return f"Done waiting ({mode} {modes[mode]})"
+        """Wait until an element reaches a state (visible by default), or for a time."""
+        return browser.run("wait", target, state=state or None)
 
     @tool("get")
     def get(
-        what: Literal["text", "html", "value", "attr", "title", "url", "count"],
-        selector: Annotated[
+        what: Annotated[GET_WHAT, Field(description="what to read")],
+        target: Annotated[
             str | None,
-            Field(description="element (CSS selector or @ref); not used for title and url"),
+            Field(description="the element (@eN or CSS selector); not for title and url"),
         ] = None,
-        attr: Annotated[str | None, Field(description="attribute name, for what=attr")] = None,
+        attr: Annotated[str | None, Field(description="the attribute's name, for attr")] = None,
     ) -> str:
-        """Read from the page: an element's text, inner HTML, input value, attribute, the
-        number of elements matching a selector, or the page title or URL."""
-        if what in ("title", "url"):
-            if selector is not None:
-                raise ToolError(f"get {what} takes no selector")
-            return str(browser.run("get", what).get(what, ""))
-        if not selector:
-            raise ToolError(f"get {what} needs a selector")
-        if (what == "attr") != (attr is not None):
-            raise ToolError("attr (the attribute name) is required with what=attr, and only then")
+        """Read from the page: the title or URL, or an element's text, inner HTML, value,
+        attribute, box or computed styles, or how many elements match."""
+        values: list[str] = []
+        if what in _GET_NEEDS_TARGET:
+            if target is None:
+                return failure(f"get {what} needs target")
+            values.append(target)
         if what == "attr":
-            return str(browser.run("get", "attr", selector, attr).get("value", ""))
-        # The reply names its field after the subcommand: {"text": ...}, {"count": ...}.
-        return str(browser.run("get", what, selector).get(what, ""))
+            if attr is None:
+                return failure("get attr needs attr (the attribute's name)")
+            values.append(attr)
+        return browser.run("get", what, *values)
 
     @tool("eval")
-    def eval_js(
-        script: Annotated[str, Field(description="JavaScript expression to evaluate")],
-    ) -> str:
-        """Evaluate JavaScript in the page and return the result (JSON for objects)."""
-        data = browser.run("eval", script)
-        if "unserializable" in data:
-            return str(data["unserializable"])
-        result = data.get("result")
-        return result if isinstance(result, str) else json.dumps(result)
+    def eval_js(js: Annotated[str, Field(description="a JavaScript expression")]) -> str:
+        """Evaluate JavaScript in the page; the reply carries its value."""
+        return browser.run("eval", js)
 
     @tool("back")
     def back() -> str:
-        """Go back in history."""
-        return f"Now at {browser.run('back').get('url', '')}"
+        """Go back one page."""
+        return browser.run("back")
 
     @tool("forward")
     def forward() -> str:
-        """Go forward in history."""
-        return f"Now at {browser.run('forward').get('url', '')}"
+        """Go forward one page."""
+        return browser.run("forward")
 
     @tool("reload")
     def reload() -> str:
-        """Reload the page."""
-        return f"Now at {browser.run('reload').get('url', '')}"
+        """Load the page again."""
+        return browser.run("reload")
 
     @tool("close")
     def close() -> str:
-        """Close the browser. A later open starts a fresh one."""
-        browser.run("close")
-        return "Browser closed"
+        """Close the browser; a later open starts a new one."""
+        return browser.run("close")
 
     return server
 
@@ -498,8 +456,9 @@ def main() -> None:
 
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, on_signal)
+    surface = os.environ.get("AGENT_BROWSER_MCP_SURFACE") or "upstream"
     try:
-        build_server(browser).run("stdio")
+        build_server(browser, surface).run("stdio")
     finally:
         browser.shutdown()
 

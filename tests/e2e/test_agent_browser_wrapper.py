@@ -8,6 +8,7 @@ wrapper started is left running or unreaped, and Chromium's throwaway profile is
 
 from __future__ import annotations
 
+import json
 import re
 import secrets
 import shutil
@@ -29,24 +30,61 @@ pytestmark = pytest.mark.e2e
 
 WRAPPER = REPO / "competitors" / "agent-browser-mcp" / "agent_browser_mcp.py"
 AGENT_BROWSER = REPO / "node_modules" / ".bin" / "agent-browser"
-TOOLS = {
-    "open",
-    "snapshot",
-    "click",
-    "fill",
-    "select",
-    "check",
-    "uncheck",
-    "press",
-    "find",
-    "wait",
-    "get",
-    "eval",
-    "back",
-    "forward",
-    "reload",
-    "close",
+# Upstream's wrapper (lightpanda-io/agent-benchmarks, competitors/agent-browser-mcp/server.py):
+# each tool with its argument names, required ones marked *.
+UPSTREAM_TOOLS = {
+    "open": ["url*"],
+    "snapshot": ["interactive", "urls", "compact", "depth", "selector"],
+    "click": ["target*"],
+    "fill": ["target*", "text*"],
+    "press": ["key*"],
+    "find": ["by*", "value*", "action*", "value_after", "name", "exact"],
+    "wait": ["target*", "state"],
+    "get": ["what*", "target", "attr"],
+    "eval": ["js*"],
+    "back": [],
+    "forward": [],
+    "reload": [],
+    "close": [],
 }
+UPSTREAM_ENUMS = {
+    ("find", "by"): [
+        "role",
+        "text",
+        "label",
+        "placeholder",
+        "alt",
+        "title",
+        "testid",
+        "first",
+        "last",
+    ],
+    ("find", "action"): ["click", "fill", "type", "hover", "focus", "check", "uncheck", "text"],
+    ("get", "what"): ["text", "html", "value", "attr", "title", "url", "count", "box", "styles"],
+}
+
+
+def _arguments(schema: dict) -> list[str]:
+    required = set(schema.get("required") or ())
+    return [f"{n}*" if n in required else n for n in schema.get("properties") or {}]
+
+
+def _enum(schema: dict, name: str) -> list[str]:
+    prop = schema["properties"][name]
+    if "enum" in prop:
+        return prop["enum"]
+    return next(o["enum"] for o in prop.get("anyOf", []) if "enum" in o)
+
+
+def reply(text: str) -> dict:
+    """One of agent-browser's JSON replies, which every tool returns as printed."""
+    return json.loads(text)
+
+
+def data(text: str) -> dict:
+    parsed = reply(text)
+    assert parsed["success"] is True, parsed
+    return parsed["data"]
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +110,9 @@ def server_env(engine: str) -> Iterator[dict[str, str]]:
         chromium_binary()  # agent-browser finds it by itself; this fails early if it is missing
     # Short: agent-browser keeps its Unix socket under HOME and refuses paths over 103 bytes.
     home = tempfile.mkdtemp(prefix="abh-")
-    yield env | {"HOME": home, "AGENT_BROWSER_BIN": str(AGENT_BROWSER)}
+    # TMPDIR too, as the harness gives each attempt its own: Chromium killed by the call
+    # timeout leaves its org.chromium.Chromium.* folder in the temp folder.
+    yield env | {"HOME": home, "TMPDIR": home, "AGENT_BROWSER_BIN": str(AGENT_BROWSER)}
     shutil.rmtree(home, ignore_errors=True)
 
 
@@ -97,15 +137,19 @@ class Wrapper:
         text = "\n".join(getattr(block, "text", "") for block in result.content)
         return result.is_error, text
 
-    async def ok(self, tool: str, **args: object) -> str:
+    async def ok(self, tool: str, **args: object) -> dict:
+        """The ``data`` of a successful call."""
         is_error, text = await self.call(tool, **args)
         assert not is_error, f"{tool}({args}) failed: {text}"
-        return text
+        return data(text)
 
     async def fails(self, tool: str, **args: object) -> str:
+        """The error of a failed call: a reply like agent-browser's, not an MCP error."""
         is_error, text = await self.call(tool, **args)
-        assert is_error, f"{tool}({args}) should have failed, got: {text}"
-        return text
+        assert not is_error, f"{tool}({args}): an MCP error instead of a reply: {text}"
+        parsed = reply(text)
+        assert parsed["success"] is False, f"{tool}({args}) should have failed, got: {text}"
+        return parsed["error"]
 
 
 @asynccontextmanager
@@ -146,44 +190,76 @@ def test_browse_read_and_navigate(site: LocalSite, engine: str, server_env: dict
 
     async def scenario() -> None:
         async with running_wrapper(server_env) as ab:
-            tools = await ab.session.list_tools()
-            assert {t.name for t in tools.tools} == TOOLS
+            tools = {t.name: t.input_schema for t in (await ab.session.list_tools()).tools}
+            assert {name: _arguments(schema) for name, schema in tools.items()} == UPSTREAM_TOOLS
+            for (name, argument), values in UPSTREAM_ENUMS.items():
+                assert _enum(tools[name], argument) == values
 
-            opened = await ab.ok("open", url=site.task_url(task, "/catalogue"))
-            assert "Title: Catalogue · Lakeside Goods" in opened
-            assert site.task_url(task, "/catalogue") in opened
-            assert await ab.ok("get", what="title") == "Catalogue · Lakeside Goods"
+            url = site.task_url(task, "/catalogue")
+            opened = await ab.ok("open", url=url)
+            assert opened["url"] == url and opened["title"] == "Catalogue · Lakeside Goods"
+            assert (await ab.ok("get", what="title"))["title"] == "Catalogue · Lakeside Goods"
+            assert (await ab.ok("get", what="url"))["url"] == url
 
-            table = await ab.ok("snapshot", interactive=False, selector="#catalogue")
-            assert "LW-1001" in table and "Alpine Coffee Grinder" in table
-            first_row = await ab.ok("get", what="text", selector="#catalogue tbody tr")
-            assert first_row == "LW-1001\tAlpine Coffee Grinder\tKitchen\t$49.00"
-            assert await ab.ok("get", what="count", selector="#catalogue tbody tr") == "30"
-            assert await ab.ok("eval", script="document.querySelectorAll('td').length") == "120"
-            assert await ab.ok("eval", script="({n: 1, s: 'x'})") == '{"n": 1, "s": "x"}'
+            # The whole tree by default: the table's text is in it.
+            tree = (await ab.ok("snapshot"))["snapshot"]
+            assert "LW-1001" in tree and "Alpine Coffee Grinder" in tree
+            interactive = (await ab.ok("snapshot", interactive=True))["snapshot"]
+            assert "Products" in interactive
+            assert len(interactive.splitlines()) < len(tree.splitlines())
+            with_urls = (await ab.ok("snapshot", urls=True, compact=True))["snapshot"]
+            assert re.search(r'link "Products" \[[^]]*url=[^]]*/products', with_urls), with_urls
+            table = (await ab.ok("snapshot", selector="#catalogue", depth=20))["snapshot"]
+            assert "LW-1001" in table and "Products" not in table
 
-            # The agent's usual loop: an interactive snapshot, then a click on a ref from it.
-            tree = await ab.ok("snapshot")
-            ref = re.search(r'link "Products" \[ref=(e\d+)\]', tree)
-            assert ref, tree
-            await ab.ok("click", selector=f"@{ref.group(1)}")
-            assert await ab.ok("get", what="url") == site.task_url(task, "/products")
-            assert "/catalogue" in await ab.ok("back")
-            assert "/products" in await ab.ok("forward")
-            assert "/products" in await ab.ok("reload")
-            await ab.ok("find", locator="role", value="link", name="Today's deal", exact=True)
+            first_row = await ab.ok("get", what="text", target="#catalogue tbody tr")
+            assert first_row["text"] == "LW-1001\tAlpine Coffee Grinder\tKitchen\t$49.00"
+            assert (await ab.ok("get", what="count", target="#catalogue tbody tr"))["count"] == 30
+            html = await ab.ok("get", what="html", target="#catalogue tbody tr")
+            assert "<td>LW-1001</td>" in html["html"]
+            if engine == "chrome":
+                box = await ab.ok("get", what="box", target="#catalogue")
+                assert box["width"] > 0 and box["height"] > 0
+                await ab.ok("get", what="styles", target="#catalogue")
+            assert (await ab.ok("eval", js="document.querySelectorAll('td').length"))[
+                "result"
+            ] == 120
+            assert (await ab.ok("eval", js="({n: 1, s: 'x'})"))["result"] == {"n": 1, "s": "x"}
+
+            # The agent's usual loop: a snapshot, then a click on a ref from it.
+            ref = re.search(r'link "Products" \[ref=(e\d+)', interactive)
+            assert ref, interactive
+            await ab.ok("click", target=f"@{ref.group(1)}")
+            assert (await ab.ok("get", what="url"))["url"] == site.task_url(task, "/products")
+            assert "/catalogue" in (await ab.ok("back"))["url"]
+            assert "/products" in (await ab.ok("forward"))["url"]
+            assert "/products" in (await ab.ok("reload"))["url"]
+            await ab.ok("press", key="Tab")
+            await ab.ok("find", by="role", value="link", action="click", name="Today's deal")
 
             # /deal is filled in by fetch() and XMLHttpRequest after the load event.
-            assert await ab.ok("get", what="url") == site.task_url(task, "/deal")
-            await ab.ok("wait", selector="#deal-stock")
-            await ab.ok("wait", text="Units left", timeout_ms=5000)
-            deal = await ab.ok("get", what="text", selector="#deal")
+            assert (await ab.ok("get", what="url"))["url"] == site.task_url(task, "/deal")
+            await ab.ok("wait", target="#deal-stock")
+            await ab.ok("wait", target="#deal", state="visible")
+            await ab.ok("wait", target="300")  # milliseconds
+            deal = (await ab.ok("get", what="text", target="#deal"))["text"]
             assert "DEAL-KETTLE-24" in deal and "Units left: 7" in deal
+            text = await ab.ok("find", by="text", value="Units left", action="text")
+            assert "Units left: 7" in text["text"]
 
-            missing = await ab.fails("click", selector="#no-such-element")
-            assert "Element not found: #no-such-element" in missing
-            assert "option" in await ab.fails("fill", selector="#q", text="--headed")
-            assert "exactly one" in await ab.fails("wait")
+            # Failures are agent-browser's own replies, passed on as they are.
+            assert "Element not found: #no-such-element" in await ab.fails(
+                "click", target="#no-such-element"
+            )
+            # Offered as upstream offers them; agent-browser 0.41.2 refuses type, focus and
+            # uncheck for find.
+            assert "Unknown action 'type'" in await ab.fails(
+                "find", by="first", value="a", action="type", value_after="x"
+            )
+            assert "needs target" in await ab.fails("get", what="text")
+            assert "option" in await ab.fails("fill", target="#q", text="--headed")
+            closed = await ab.ok("close")
+            assert closed["closed"] is True
 
     anyio.run(scenario)
 
@@ -195,21 +271,29 @@ def test_enquiry_form_is_submitted(site: LocalSite, engine: str, server_env: dic
     async def scenario() -> None:
         async with running_wrapper(server_env) as ab:
             await ab.ok("open", url=site.task_url(task, "/enquiry"))
-            await ab.ok("fill", selector="#name", text="Ada Lovelace")
+            await ab.ok("fill", target="#name", text="Ada Lovelace")
             await ab.ok(
-                "find", locator="label", value="Email", action="fill", text="ada@example.com"
+                "find", by="label", value="Email", action="fill", value_after="ada@example.com"
             )
-            assert "Bulk order" in await ab.ok("select", selector="#topic", value="Bulk order")
-            await ab.ok("fill", selector="#quantity", text="12")
-            await ab.ok("check", selector="#newsletter")
-            await ab.ok("uncheck", selector="#newsletter")
-            await ab.ok("check", selector="#terms")
-            assert await ab.ok("get", what="value", selector="#topic") == "bulk-order"
-            newsletter = await ab.ok("eval", script="document.querySelector('#newsletter').checked")
-            assert newsletter == "false"
-            await ab.ok("click", selector="#submit-enquiry")
-            await ab.ok("wait", url="**/enquiry/thanks*", timeout_ms=10000)
-            number = await ab.ok("get", what="text", selector="#confirmation")
+            # No select tool upstream: a model sets a <select> through eval.
+            chosen = await ab.ok(
+                "eval",
+                js="(() => { const s = document.querySelector('#topic'); s.value = 'bulk-order';"
+                " s.dispatchEvent(new Event('change', {bubbles: true})); return s.value; })()",
+            )
+            assert chosen["result"] == "bulk-order"
+            await ab.ok("fill", target="#quantity", text="12")
+            await ab.ok("find", by="first", value="#newsletter", action="check")
+            await ab.ok("click", target="#newsletter")  # and untick it again
+            await ab.ok("find", by="first", value="#terms", action="check")
+            assert (await ab.ok("get", what="value", target="#topic"))["value"] == "bulk-order"
+            name = await ab.ok("get", what="attr", target="#name", attr="name")
+            assert name["value"] == "name"
+            newsletter = await ab.ok("eval", js="document.querySelector('#newsletter').checked")
+            assert newsletter["result"] is False
+            await ab.ok("click", target="#submit-enquiry")
+            await ab.ok("wait", target="#confirmation")
+            number = (await ab.ok("get", what="text", target="#confirmation"))["text"]
             assert number == confirmation_number(
                 "Ada Lovelace", "ada@example.com", "bulk-order", 12
             )
@@ -225,6 +309,26 @@ def test_enquiry_form_is_submitted(site: LocalSite, engine: str, server_env: dic
     }
 
 
+def test_the_strict_surface_snapshots_interactive_elements_by_default(
+    site: LocalSite, server_env: dict[str, str]
+):
+    task = "ab-strict"
+    env = server_env | {"AGENT_BROWSER_MCP_SURFACE": "strict"}
+
+    async def scenario() -> None:
+        async with running_wrapper(env) as ab:
+            tools = {t.name: t.input_schema for t in (await ab.session.list_tools()).tools}
+            assert list(tools) == list(UPSTREAM_TOOLS)
+            assert _arguments(tools["snapshot"]) == ["interactive", "compact", "depth", "selector"]
+            await ab.ok("open", url=site.task_url(task, "/catalogue"))
+            tree = (await ab.ok("snapshot"))["snapshot"]
+            full = (await ab.ok("snapshot", interactive=False, compact=False))["snapshot"]
+            assert "Products" in tree and "Alpine Coffee Grinder" in full
+            assert len(tree.splitlines()) < len(full.splitlines())
+
+    anyio.run(scenario)
+
+
 def test_call_timeout_kills_the_call_and_restarts_the_browser(
     site: LocalSite, engine: str, server_env: dict[str, str]
 ):
@@ -236,10 +340,11 @@ def test_call_timeout_kills_the_call_and_restarts_the_browser(
         async with running_wrapper(env) as ab:
             await ab.ok("open", url=site.task_url(task, "/deal"))
             with anyio.fail_after(15):
-                message = await ab.fails("wait", selector="#never-appears")
+                message = await ab.fails("wait", target="#never-appears")
             assert "timed out after 3 s" in message and "AGENT_BROWSER_MCP_CALL_TIMEOUT" in message
             # The session is usable again straight away, on a fresh browser.
             await ab.ok("open", url=site.task_url(task, "/catalogue"))
-            assert await ab.ok("get", what="title") == "Catalogue · Lakeside Goods"
+            title = (await ab.ok("get", what="title"))["title"]
+            assert title == "Catalogue · Lakeside Goods"
 
     anyio.run(scenario)

@@ -87,8 +87,11 @@ def test_localweb_end_to_end_on_each_backend(backend: str, tmp_path: Path) -> No
     settings = manifest.settings["backend"]
     assert settings["mcp_tool_timeout_ms"] > 0
     assert not set(settings["allowed_tools"]) & set(settings["excluded_tools"])
+    assert settings["surface"] == "upstream"
+    assert settings["built_in_tools"] == ["TodoWrite", "LS"]
     if backend == "lightpanda":
         assert "screenshot" in settings["excluded_tools"] and "goto" in settings["allowed_tools"]
+        assert "search" in settings["allowed_tools"]
     if backend.startswith("agent-browser"):
         assert manifest.programs["agent-browser"]
     if backend == "browser-use":
@@ -188,7 +191,8 @@ def test_each_backend_names_its_missing_prerequisite(tmp_path: Path) -> None:
 
 
 class LeaveTheBrowser(StepPolicy):
-    """A model that tries a shell, a web search, then an excluded MCP tool, then answers."""
+    """A model that tries a shell, a web search, Lightpanda's search tool (allowed on the
+    upstream surface only) and TodoWrite (a built-in upstream left), then answers."""
 
     def step(self, conv: Conversation) -> object:
         if conv.turn == 0:
@@ -197,6 +201,8 @@ class LeaveTheBrowser(StepPolicy):
             return call("WebSearch", query="gaia validation answers")
         if conv.turn == 2:
             return call("mcp__browser__search", query="gaia answers")
+        if conv.turn == 3:
+            return call("TodoWrite", todos=[])
         return FinalAnswer("<ANSWER>3</ANSWER>")
 
 
@@ -221,29 +227,77 @@ def _gaia_mcp(gaia_file: Path, server: ScriptedModelServer, run_dir: Path, *extr
     )
 
 
+@pytest.mark.parametrize("surface", ["upstream", "strict"])
 def test_lockdown_denies_and_the_audit_reports_foreign_tools(
-    gaia_file: Path, tmp_path: Path
+    gaia_file: Path, tmp_path: Path, surface: str
 ) -> None:
     run_dir = tmp_path / "audit"
     with ScriptedModelServer(lambda task_id: LeaveTheBrowser()) as server:
-        proc = _gaia_mcp(gaia_file, server, run_dir, "--grade")
+        proc = _gaia_mcp(gaia_file, server, run_dir, "--grade", "--surface", surface)
         offered = server.model_requests("g1-plain")[0]
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "CONTAMINATED" in proc.stderr
     (row,) = _rows(run_dir)
     names = [c["name"] for c in row.details["foreign_calls"]]
-    assert names == ["Bash", "WebSearch", "mcp__browser__search"]
+    # upstream's surface offers Lightpanda's search and leaves TodoWrite and LS to the
+    # model: calling them is not contamination there; the shell and web search always are.
+    if surface == "upstream":
+        assert names == ["Bash", "WebSearch"]
+    else:
+        assert names == ["Bash", "WebSearch", "mcp__browser__search", "TodoWrite"]
     assert row.details["contaminated"] is True
-    # Neither ran: Claude Code offered neither tool, so both calls came back as errors.
-    assert all(c.error for c in row.trace)
+    # None of the foreign calls ran: Claude Code offered none of those tools, so each came
+    # back as an error. (Claude Code 2.1.330 has no TodoWrite: offered by name, it is not
+    # there, so that call fails on either surface.)
+    calls = {c.name: c for c in row.trace}
+    assert all(calls[name].error for name in ("Bash", "WebSearch", "TodoWrite"))
     assert offered.conversation is not None
     tools = offered.conversation.tool_names
-    assert not {"Bash", "WebSearch", "mcp__browser__search"} & set(tools)
+    assert not {"Bash", "WebSearch", "TodoWrite", "LS"} & set(tools)
     assert "mcp__browser__goto" in tools
+    assert ("mcp__browser__search" in tools) == (surface == "upstream")
+    manifest = Manifest.model_validate_json((run_dir / "manifest.json").read_text())
+    assert manifest.settings["backend"]["surface"] == surface
+    assert manifest.settings["flags"]["surface"] == surface
     scores = Scores.model_validate_json((run_dir / "scores.json").read_text())
     assert scores.metrics["n_contaminated"] == 1
     assert scores.metrics["accuracy_strict_uncontaminated"] is None
     assert any("contaminated" in w for w in scores.warnings)
+
+
+@pytest.mark.parametrize("backend", ["lightpanda", "agent-browser"])
+def test_list_tools_prints_the_surface_and_runs_nothing(backend: str, tmp_path: Path) -> None:
+    proc = run_cli(
+        "localweb-mcp-run",
+        "--backend",
+        backend,
+        "--list-tools",
+        "--out-dir",
+        str(tmp_path / "never"),
+        env=_no_keys(),
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = proc.stdout
+    assert f"backend {backend}, surface upstream" in out
+    assert "built-in Claude Code tools offered: TodoWrite, LS" in out
+    if backend == "lightpanda":
+        assert "  search(query*" in out and "  goto(url*" in out
+        assert "  screenshot: multimodal" in out
+    else:
+        assert "  snapshot(interactive, urls, compact, depth, selector)" in out
+        assert "  find(by*, value*, action*, value_after, name, exact)" in out
+        assert "  eval(js*)" in out
+    assert not (tmp_path / "never").exists()  # nothing ran
+    strict = run_cli(
+        "localweb-mcp-run", "--backend", backend, "--surface", "strict", "--list-tools",
+        env=_no_keys(),
+    )  # fmt: skip
+    assert strict.returncode == 0, strict.stderr[-2000:]
+    assert "surface strict" in strict.stdout
+    assert "built-in Claude Code tools offered: none" in strict.stdout
+    if backend == "lightpanda":
+        assert "  search: strict surface" in strict.stdout
+        assert "  search(" not in strict.stdout
 
 
 def test_a_hung_model_is_cut_at_the_timeout_with_nothing_left(

@@ -22,7 +22,9 @@ from agent_benchmarks.localweb.oracle import (
     BROWSER_USE,
     ORACLES,
     Answer,
+    Check,
     Click,
+    Fill,
     Go,
     Oracle,
     OraclePolicy,
@@ -31,6 +33,7 @@ from agent_benchmarks.localweb.oracle import (
     Select,
     StepDone,
     ToolRequest,
+    WaitFor,
     WaitForText,
     html_reading,
     snapshot_reading,
@@ -119,17 +122,69 @@ def test_snapshot_reading_keeps_text_and_heading_levels() -> None:
     ]
 
 
+def _ab_reply(**data: object) -> ToolResult:
+    """A reply of our agent-browser wrapper: agent-browser's JSON, as it printed it."""
+    return ToolResult(id="r", text=json.dumps({"success": True, "data": data, "error": None}))
+
+
 def test_agent_browser_reads_elements_through_outer_html() -> None:
     first = AGENT_BROWSER.advance(Read("table"), None, [])
     assert isinstance(first, ToolRequest) and first.name == "eval"
-    assert "outerHTML" in first.args["script"]
-    # eval returns a JSON string when the wrapper hands back the raw result
-    returned = ToolResult(id="1", text=json.dumps("<table><tr><td>LW-9</td></tr></table>"))
+    assert "outerHTML" in first.args["js"]
+    returned = _ab_reply(result="<table><tr><td>LW-9</td></tr></table>", origin="x")
     done = AGENT_BROWSER.advance(Read("table"), None, [returned])
     assert isinstance(done, StepDone) and "| LW-9 |" in done.text
-    # the wrapper's eval returns a plain string as itself
-    plain = ToolResult(id="2", text="<p>Units left: 4</p>")
+    plain = _ab_reply(result="<p>Units left: 4</p>")
     assert AGENT_BROWSER.advance(Read("#deal"), None, [plain]) == StepDone("Units left: 4")
+    # Claude Code may add a line of its own after the tool's text
+    trailed = ToolResult(id="3", text=plain.text + "\n(note)")
+    assert AGENT_BROWSER.advance(Read("#deal"), None, [trailed]) == StepDone("Units left: 4")
+
+
+def test_agent_browser_steps_use_upstreams_tool_and_argument_names() -> None:
+    """The wrapper's surface is upstream's: target, js, by; no select or check tool."""
+    url = ROOT + "deal"
+    calls = {
+        Go("/deal"): ("open", {"url": url}),
+        Read(): ("snapshot", {}),  # the whole tree: the wrapper's default
+        Click("#buy"): ("click", {"target": "#buy"}),
+        Fill("#name", "Ada"): ("fill", {"target": "#name", "text": "Ada"}),
+        Check("#terms"): ("find", {"by": "first", "value": "#terms", "action": "check"}),
+        WaitFor("#notice"): ("wait", {"target": "#notice"}),
+    }
+    for step, expected in calls.items():
+        request = AGENT_BROWSER.advance(step, url if isinstance(step, Go) else None, [])
+        assert (request.name, request.args) == expected
+    select = AGENT_BROWSER.advance(Select("#topic", "bulk-order"), None, [])
+    assert select.name == "eval" and '"bulk-order"' in select.args["js"]
+    assert "change" in select.args["js"]
+
+
+def test_agent_browser_reads_a_whole_page_from_the_snapshot_in_the_reply() -> None:
+    tree = '- heading "Specs" [level=1, ref=e1]\n- StaticText "Battery: 38 hours"'
+    done = AGENT_BROWSER.advance(Read(), None, [_ab_reply(snapshot=tree, refs={})])
+    assert done == StepDone("# Specs\nBattery: 38 hours")
+
+
+def test_agent_browser_is_stuck_on_a_failed_reply() -> None:
+    failed = ToolResult(
+        id="1", text=json.dumps({"success": False, "data": None, "error": "Element not found"})
+    )
+    with pytest.raises(OracleStuck, match="Element not found"):
+        AGENT_BROWSER.advance(Read("#x"), None, [failed])
+
+
+def test_agent_browser_waits_for_text_by_polling_an_eval() -> None:
+    step = WaitForText("#restock", "Next restock")
+    first = AGENT_BROWSER.advance(step, None, [])
+    assert first.name == "eval" and first.pause_s == 0 and "Next restock" in first.args["js"]
+    no, yes = _ab_reply(result=None), _ab_reply(result=True)
+    again = AGENT_BROWSER.advance(step, None, [no])
+    assert again.name == "eval" and again.pause_s == AGENT_BROWSER.poll_pause_s
+    assert AGENT_BROWSER.max_polls * AGENT_BROWSER.poll_pause_s >= 4
+    assert isinstance(AGENT_BROWSER.advance(step, None, [no, yes]), StepDone)
+    with pytest.raises(OracleStuck, match="did not appear"):
+        AGENT_BROWSER.advance(step, None, [no] * AGENT_BROWSER.max_polls)
 
 
 @pytest.mark.parametrize(

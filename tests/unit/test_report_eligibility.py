@@ -173,6 +173,26 @@ def test_per_task_chart_needs_twenty_attempts(tmp_path: Path) -> None:
     assert "19 attempt(s) per task" in row.eligibility.per_task_reasons[0].message
 
 
+UPSTREAM = {"backend": {"surface": "upstream"}}
+
+
+def test_a_different_tool_surface_is_a_different_contract(tmp_path: Path) -> None:
+    upstream = make_run(tmp_path, "up", backend="claude-mcp/lightpanda", extra_settings=UPSTREAM)
+    strict = make_run(
+        tmp_path,
+        "strict",
+        backend="claude-mcp/lightpanda",
+        extra_settings={"backend": {"surface": "strict"}},
+    )
+    result = rows(upstream, strict)
+    assert codes(result["up"]) == {"surface"} and codes(result["strict"]) == {"surface"}
+    assert result["up"].stack.label.startswith("claude-mcp/lightpanda · upstream surface · ")
+    assert "tool surface upstream vs strict" in result["up"].eligibility.reasons[0].message
+    # a loop with no choice of surface (Lightpanda's own agent) compares with either
+    native = make_run(tmp_path, "native")
+    assert codes(rows(upstream, native)["up"]) == set()
+
+
 def test_every_reason_code_can_fire_at_once(tmp_path: Path) -> None:
     """A run wrong in every way gets every reason; a new reason code must join this test."""
     outcomes = uniform(8, Attempt())  # and one imported row below: 9 tasks, too few
@@ -195,6 +215,8 @@ def test_every_reason_code_can_fire_at_once(tmp_path: Path) -> None:
     upstream_row = {"id": "task-up", "task": "Q?", "gold": "1", "prediction": "1", "level": 1}
     with open(bad / "predictions.jsonl", "a") as fh:
         fh.write(json.dumps({**upstream_row, "timed_out": False, "returncode": 0}) + "\n")
-    result = rows(make_run(tmp_path, "good"), bad)
+    # bad records no surface: a run from before --surface, so strict
+    good = make_run(tmp_path, "good", backend="claude-mcp/agent-browser", extra_settings=UPSTREAM)
+    result = rows(good, bad)
     fired = codes(result["bad"]) | {r.code for r in result["bad"].eligibility.per_task_reasons}
     assert fired == set(get_args(ReasonCode))

@@ -1,11 +1,18 @@
 """Claude Code locked to one browser MCP server: the same brain for every browser stack.
 
-One ``claude -p`` per attempt, the task on stdin, with a private HOME, no built-in tools,
-only this backend's MCP server (``--strict-mcp-config``) and only its allowed tools. The
-MCP servers (``lightpanda mcp``, our agent-browser wrapper on Chromium or on the Lightpanda
-engine, browser-use's server) are described by :class:`McpServerDef`; the tools each one
-offers are listed once at the start of a run, through the MCP SDK, minus the tools a fair
-comparison excludes. Every tool call outside them marks the row ``contaminated``.
+One ``claude -p`` per attempt, the task on stdin, with a private HOME, only this backend's
+MCP server (``--strict-mcp-config``), only its allowed tools and only the built-in tools the
+run's tool surface offers. The MCP servers (``lightpanda mcp``, our agent-browser wrapper on
+Chromium or on the Lightpanda engine, browser-use's server) are described by
+:class:`McpServerDef`; the tools each one offers are listed once at the start of a run,
+through the MCP SDK, minus the tools the surface excludes. Every tool call outside them
+marks the row ``contaminated``.
+
+Two surfaces (``--surface``, recorded in the manifest): ``upstream`` (default) is the one
+lightpanda-io/agent-benchmarks published its numbers with: its per-server allow-lists
+(Lightpanda's ``search`` included), its agent-browser wrapper's tools and replies, and the
+built-in tools its deny-list left to Claude Code (TodoWrite, LS). ``strict`` is narrower:
+no ``search``, no built-in tool, the wrapper's snapshot interactive and compact by default.
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -47,8 +54,9 @@ DEFAULT_MODEL = "claude-sonnet-4-6"
 DEFAULT_MAX_TURNS = 60
 DEFAULT_MCP_TOOL_TIMEOUT_MS = 120_000
 
-# Claude Code's own tools (2.1.x). ``--tools ""`` already removes them; naming them in
-# --disallowed-tools as well keeps them out should a version re-add some by default.
+# Claude Code's own tools (2.1.x). ``--tools`` names the few a surface offers (or none);
+# denying the rest in --disallowed-tools as well keeps them out should a version re-add some
+# by default.
 BUILT_IN_TOOLS = (
     "Agent", "Bash", "BashOutput", "CronCreate", "CronDelete", "CronList", "Edit",
     "EnterWorktree", "ExitPlanMode", "ExitWorktree", "Glob", "Grep", "KillShell",
@@ -57,6 +65,18 @@ BUILT_IN_TOOLS = (
     "SendMessage", "Skill", "Task", "TaskCreate", "TaskGet", "TaskList", "TaskOutput",
     "TaskStop", "TaskUpdate", "TodoWrite", "WebFetch", "WebSearch", "Workflow", "Write",
 )  # fmt: skip
+
+SURFACES = ("upstream", "strict")
+DEFAULT_SURFACE = "upstream"
+# The built-in tools upstream's deny-list (its _mcp.py) leaves to Claude Code. Upstream ran
+# Claude Code's default tool set minus that list; on versions whose default set had them,
+# TodoWrite and LS were what remained. Claude Code 2.1.330 has neither (``--tools
+# TodoWrite,LS`` offers nothing): they are offered by name, and audited as allowed should
+# a version have them. Upstream's list would leave 2.1.330's newer tools (Workflow,
+# SendMessage, ListAgents, ReportFindings) as well; those did not exist when it was written
+# and are denied here.
+UPSTREAM_BUILT_INS = ("TodoWrite", "LS")
+SURFACE_BUILT_INS: dict[str, tuple[str, ...]] = {"upstream": UPSTREAM_BUILT_INS, "strict": ()}
 
 # What Claude Code must not phone home or update while measured.
 QUIET_ENV = {
@@ -74,9 +94,14 @@ class McpServerDef:
     name: str
     # (settings, attempt folder, attempt temp folder) -> the mcp-config entry
     server: Callable[[McpSettings, Path, Path], dict[str, Any]]
-    excluded_tools: frozenset[str] = frozenset()
-    why_excluded: str = ""
+    # tool -> why it is excluded, on every surface, and on the strict surface besides
+    excluded: dict[str, str] = field(default_factory=dict)
+    strict_excluded: dict[str, str] = field(default_factory=dict)
     programs: Callable[[McpSettings], dict[str, str]] = lambda settings: {}
+
+    def excluded_on(self, surface: str) -> dict[str, str]:
+        """The tools ``surface`` keeps from the model, each with why."""
+        return self.excluded | (self.strict_excluded if surface == "strict" else {})
 
 
 class McpSettings(BaseModel):
@@ -85,6 +110,7 @@ class McpSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     backend: str
+    surface: str = DEFAULT_SURFACE  # the tool surface (SURFACES)
     claude: str
     model: str
     max_turns: int
@@ -97,6 +123,7 @@ class McpSettings(BaseModel):
     base_url: str | None = None  # ANTHROPIC_BASE_URL (a proxy, or the scripted model)
     allowed_tools: list[str] = []
     excluded_tools: list[str] = []
+    built_in_tools: list[str] = []  # Claude Code's own tools offered (--tools)
 
 
 def _lightpanda_server(settings: McpSettings, workdir: Path, tmpdir: Path) -> dict[str, Any]:
@@ -126,7 +153,8 @@ def _agent_browser_server(settings: McpSettings, workdir: Path, tmpdir: Path) ->
         "type": "stdio",
         "command": sys.executable,
         "args": [str(WRAPPER)],
-        "env": _agent_browser_env(settings, workdir, tmpdir),
+        "env": _agent_browser_env(settings, workdir, tmpdir)
+        | {"AGENT_BROWSER_MCP_SURFACE": settings.surface},
     }
 
 
@@ -182,18 +210,36 @@ def _browser_use_programs(settings: McpSettings) -> dict[str, str]:
     }
 
 
-# Tools no stack gets: pictures (text-only comparison), search engines (not the browser),
-# script saving and HTTP-only session tools.
-_LIGHTPANDA_EXCLUDED = frozenset(
-    {"screenshot", "search", "save", "session_new", "session_list", "session_close"}
-)
+# What each surface keeps from the model, and why. Upstream's allow-list for Lightpanda
+# (goto, tree, markdown, extract, structuredData, findElement, interactiveElements, links,
+# search, click, fill, hover, selectOption, setChecked, press, scroll, waitForSelector,
+# nodeDetails, getCookies, getEnv, getUrl, eval, consoleLogs, detectForms) leaves out the
+# tools below; every other tool `lightpanda mcp` lists is offered.
+_NOT_BROWSING = "not browsing (script saving, HTTP-only sessions); not in upstream's allow-list"
+_LIGHTPANDA_EXCLUDED = {
+    "screenshot": "multimodal (a text-only comparison); not in upstream's allow-list",
+    "save": _NOT_BROWSING,
+    "session_new": _NOT_BROWSING,
+    "session_list": _NOT_BROWSING,
+    "session_close": _NOT_BROWSING,
+}
+_SESSION_TOOLS = "session bookkeeping, not browsing; denied by upstream too"
+_BROWSER_USE_EXCLUDED = {
+    "browser_screenshot": "multimodal (a text-only comparison); denied by upstream too",
+    "retry_with_browser_use_agent": "hands the task to browser-use's own LLM loop (a second "
+    "model, tokens the row cannot count); denied by upstream too",
+    "browser_list_sessions": _SESSION_TOOLS,
+    "browser_close_session": _SESSION_TOOLS,
+    "browser_close_all": _SESSION_TOOLS,
+}
+_STRICT_ONLY = "strict surface: "
 
 SERVERS: dict[str, McpServerDef] = {
     "lightpanda": McpServerDef(
         "lightpanda",
         _lightpanda_server,
         _LIGHTPANDA_EXCLUDED,
-        "screenshot is multimodal; search leaves the browser; save and session_* are not browsing",
+        {"search": _STRICT_ONLY + "a web search engine, not the browser"},
     ),
     "agent-browser": McpServerDef(
         "agent-browser", _agent_browser_server, programs=_chromium_programs
@@ -206,25 +252,17 @@ SERVERS: dict[str, McpServerDef] = {
     "browser-use": McpServerDef(
         "browser-use",
         _browser_use_server,
-        frozenset(
-            {
-                "browser_screenshot",
-                "browser_extract_content",
-                "retry_with_browser_use_agent",
-                "browser_list_sessions",
-                "browser_close_session",
-                "browser_close_all",
-            }
-        ),
-        "browser_screenshot is multimodal; browser_extract_content and "
-        "retry_with_browser_use_agent hand the page to browser-use's own LLM (tokens the row "
-        "cannot count, and a second model); the session tools are not browsing",
+        _BROWSER_USE_EXCLUDED,
+        {
+            "browser_extract_content": _STRICT_ONLY + "hands the page to browser-use's own "
+            "LLM (a second model, tokens the row cannot count); upstream allowed it"
+        },
         programs=_browser_use_programs,
     ),
 }
 
 
-async def _list_tools(server: dict[str, Any], cwd: Path) -> list[str]:
+async def _list_tools(server: dict[str, Any], cwd: Path) -> dict[str, list[str]]:
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
@@ -240,11 +278,24 @@ async def _list_tools(server: dict[str, Any], cwd: Path) -> list[str]:
     with anyio.fail_after(60):
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
-            return [tool.name for tool in (await session.list_tools()).tools]
+            tools = (await session.list_tools()).tools
+    return {tool.name: _argument_names(tool.input_schema) for tool in tools}
+
+
+def _argument_names(schema: dict[str, Any]) -> list[str]:
+    required = set(schema.get("required") or ())
+    return [f"{name}*" if name in required else name for name in schema.get("properties") or {}]
 
 
 def discover_tools(definition: McpServerDef, settings: McpSettings, scratch: Path) -> list[str]:
     """The tools the server really offers, asked over MCP (also proves it starts)."""
+    return list(_tool_arguments(definition, settings, scratch))
+
+
+def _tool_arguments(
+    definition: McpServerDef, settings: McpSettings, scratch: Path
+) -> dict[str, list[str]]:
+    """Each tool the server offers, in its order, with its argument names."""
     server = definition.server(settings, scratch, scratch)
     (scratch / "home").mkdir(parents=True, exist_ok=True)
     try:
@@ -284,14 +335,15 @@ class ClaudeMcpBackend:
         server = self.definition.server(s, prepared.workdir, prepared.tmpdir)
         config = {"mcpServers": {SERVER_NAME: server}}
         allowed = [f"mcp__{SERVER_NAME}__{tool}" for tool in s.allowed_tools]
-        denied = list(BUILT_IN_TOOLS) + [f"mcp__{SERVER_NAME}__{t}" for t in s.excluded_tools]
+        denied = [t for t in BUILT_IN_TOOLS if t not in s.built_in_tools]
+        denied += [f"mcp__{SERVER_NAME}__{t}" for t in s.excluded_tools]
         argv = [
             s.claude, "-p", "--output-format", "stream-json", "--verbose",
             "--no-session-persistence", "--strict-mcp-config",
             "--mcp-config", json.dumps(config),
-            "--tools", "",
+            "--tools", ",".join(s.built_in_tools),
             "--disallowed-tools", ",".join(denied),
-            "--allowed-tools", ",".join(allowed),
+            "--allowed-tools", ",".join([*allowed, *s.built_in_tools]),
             "--model", s.model,
             "--max-turns", str(s.max_turns),
         ]  # fmt: skip
@@ -315,7 +367,12 @@ class ClaudeMcpBackend:
 
     def outcome(self, prepared: PreparedTask, result: ProcessResult) -> AgentOutcome:
         run = parse_stream(result.stdout)
-        audit = audit_calls(run.calls, SERVER_NAME, set(self.config.allowed_tools))
+        audit = audit_calls(
+            run.calls,
+            SERVER_NAME,
+            set(self.config.allowed_tools),
+            built_ins=set(self.config.built_in_tools),
+        )
         details: dict[str, Any] = {
             "claude_subtype": run.subtype,
             "num_turns": run.num_turns,
@@ -369,6 +426,18 @@ def _classify(result: ProcessResult, run: Any) -> tuple[Any, str | None, str | N
 def add_args(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("Claude Code + one browser MCP server")
     group.add_argument("--backend", required=True, choices=sorted(SERVERS), help="the server")
+    group.add_argument(
+        "--surface",
+        choices=SURFACES,
+        help="the tools the model gets: upstream (default; lightpanda-io/agent-benchmarks' "
+        "published surface: Lightpanda's search, the full agent-browser wrapper, TodoWrite "
+        "and LS) or strict (no search, no built-in tool, interactive snapshots by default)",
+    )
+    group.add_argument(
+        "--list-tools",
+        action="store_true",
+        help="print the backend's tool surface (starting its MCP server to ask it) and exit",
+    )
     group.add_argument("--claude", type=Path, help="claude binary (default: node_modules/.bin)")
     group.add_argument("--lightpanda", type=Path, help="lightpanda binary (default: PyPI's)")
     group.add_argument(
@@ -405,7 +474,27 @@ def _check_chromium() -> None:
 def build(
     args: argparse.Namespace, suite: SuiteDef, scripted_model: str | None
 ) -> ClaudeMcpBackend:
+    settings, definition, versions, _ = _surface(args)
+    auth = args.auth or "subscription"
+    model = args.model or DEFAULT_MODEL
+    if scripted_model is not None:
+        # Claude Code warns on model ids it does not know, so the scripted model answers
+        # under a real id; the run is labelled scaffold all the same.
+        auth = "api-key"  # the scripted server takes any key; the session provides one
+    settings.auth, settings.model = auth, model
+    args.provider = "anthropic"
+    args.model = model
+    return ClaudeMcpBackend(settings, definition, versions)
+
+
+def _surface(
+    args: argparse.Namespace,
+) -> tuple[McpSettings, McpServerDef, dict[str, str], dict[str, list[str]]]:
+    """The settings, with the tools the server really offers sorted into allowed and
+    excluded by the surface; the programs' versions; each offered tool's arguments."""
     definition = SERVERS[args.backend]
+    # A resumed run keeps its --surface; one started before the flag existed had strict's.
+    surface = args.surface or ("strict" if getattr(args, "resume", None) else DEFAULT_SURFACE)
     lightpanda = Path(args.lightpanda) if args.lightpanda else bundled_binary()
     versions = check_binary(lightpanda)
     claude = node_binary(args.claude, "claude", "--claude")
@@ -425,18 +514,13 @@ def build(
                 f"run `{BROWSER_USE_INSTALL}` in {REPO}"
             )
         browser_use_python = str(python)
-    auth = args.auth or "subscription"
-    model = args.model or DEFAULT_MODEL
-    if scripted_model is not None:
-        # Claude Code warns on model ids it does not know, so the scripted model answers
-        # under a real id; the run is labelled scaffold all the same.
-        auth = "api-key"  # the scripted server takes any key; the session provides one
     settings = McpSettings(
         backend=args.backend,
+        surface=surface,
         claude=claude,
-        model=model,
+        model=args.model or DEFAULT_MODEL,
         max_turns=args.max_turns or DEFAULT_MAX_TURNS,
-        auth=auth,
+        auth=args.auth or "subscription",
         mcp_tool_timeout_ms=args.mcp_tool_timeout_ms or DEFAULT_MCP_TOOL_TIMEOUT_MS,
         max_budget_usd=args.max_budget_usd,
         lightpanda=str(lightpanda),
@@ -447,14 +531,41 @@ def build(
     versions |= definition.programs(settings)
     scratch = Path(tempfile.mkdtemp(prefix="agent-benchmarks-probe-"))
     try:
-        offered = discover_tools(definition, settings, scratch)
+        offered = _tool_arguments(definition, settings, scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    settings.allowed_tools = [t for t in offered if t not in definition.excluded_tools]
-    settings.excluded_tools = sorted(definition.excluded_tools & set(offered))
-    args.provider = "anthropic"
-    args.model = model
-    return ClaudeMcpBackend(settings, definition, versions)
+    excluded = definition.excluded_on(surface)
+    settings.allowed_tools = [t for t in offered if t not in excluded]
+    settings.excluded_tools = sorted(set(excluded) & set(offered))
+    settings.built_in_tools = list(SURFACE_BUILT_INS[surface])
+    return settings, definition, versions, offered
+
+
+def list_tools(args: argparse.Namespace) -> int | None:
+    """``--list-tools``: print the stack's tool surface, run nothing (None without it)."""
+    if not args.list_tools:
+        return None
+    settings, definition, _, arguments = _surface(args)
+    print(surface_listing(settings, definition, arguments))
+    return 0
+
+
+def surface_listing(
+    settings: McpSettings, definition: McpServerDef, arguments: dict[str, list[str]]
+) -> str:
+    """The surface as text: allowed tools with their argument names (required ones
+    marked ``*``), excluded tools with why, and the built-in tools offered."""
+    lines = [f"backend {settings.backend}, surface {settings.surface}"]
+    lines.append(
+        f"allowed MCP tools ({len(settings.allowed_tools)}), as mcp__{SERVER_NAME}__<tool>:"
+    )
+    lines += [f"  {t}({', '.join(arguments.get(t, []))})" for t in settings.allowed_tools]
+    excluded = definition.excluded_on(settings.surface)
+    lines.append(f"excluded MCP tools ({len(settings.excluded_tools)}):")
+    lines += [f"  {t}: {excluded[t]}" for t in settings.excluded_tools]
+    built_ins = ", ".join(settings.built_in_tools) or "none"
+    lines.append(f"built-in Claude Code tools offered: {built_ins} (ToolSearch always)")
+    return "\n".join(lines)
 
 
 CLI = BackendCLI(
@@ -462,6 +573,7 @@ CLI = BackendCLI(
     add_args=add_args,
     run_flags=(
         "backend",
+        "surface",
         "claude",
         "lightpanda",
         "browser_use_python",
@@ -473,4 +585,5 @@ CLI = BackendCLI(
     build=build,
     run_dir=lambda suite, args: default_run_dir(suite.name, mcp_backend=args.backend),
     prog_suffix="-mcp-run",
+    inform=list_tools,
 )

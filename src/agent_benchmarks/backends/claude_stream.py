@@ -267,15 +267,19 @@ def parse_stream(text: str, max_output_chars: int = 8000) -> ClaudeRun:
 
 
 def audit_calls(
-    calls: list[ToolCall], server_name: str, allowed_tools: set[str] | None = None
+    calls: list[ToolCall],
+    server_name: str,
+    allowed_tools: set[str] | None = None,
+    built_ins: set[str] = frozenset(),
 ) -> Audit:
     """Flag every call outside ``mcp__<server_name>__<tool>`` (``<tool>`` in
-    ``allowed_tools`` when given), ``ToolSearch`` excepted. Denied calls are in ``calls``
-    too: an attempt to leave the browser counts whether or not it was let through."""
+    ``allowed_tools`` when given), ``ToolSearch`` and the ``built_ins`` the run's surface
+    offers (upstream's: TodoWrite, LS) excepted. Denied calls are in ``calls`` too: an
+    attempt to leave the browser counts whether or not it was let through."""
     prefix = f"mcp__{server_name}__"
     foreign = []
     for call in calls:
-        if call.name == TOOL_SEARCH:
+        if call.name == TOOL_SEARCH or call.name in built_ins:
             continue
         tool = call.name.removeprefix(prefix) if call.name.startswith(prefix) else None
         if tool is None or (allowed_tools is not None and tool not in allowed_tools):

@@ -255,38 +255,137 @@ def snapshot_reading(snapshot: str) -> str:
     return "\n".join(lines)
 
 
-class AgentBrowserSurface(OneCallSurface):
-    """Our agent-browser MCP wrapper (``competitors/agent-browser-mcp``), on either engine.
+def _select_script(selector: str, value: str) -> str:
+    """Choose ``value`` (an option's value or label) in a <select>, as a user would: the
+    page sees input and change events."""
+    return (
+        f"(() => {{ const s = document.querySelector({json.dumps(selector)}); "
+        f"const o = [...s.options].find(o => o.value === {json.dumps(value)} "
+        f"|| o.label === {json.dumps(value)}); s.value = o.value; "
+        "s.dispatchEvent(new Event('input', {bubbles: true})); "
+        "s.dispatchEvent(new Event('change', {bubbles: true})); return s.value; })()"
+    )
 
-    A whole-page read is a ``snapshot``: agent-browser's accessibility tree is what reaches
-    into shadow roots and iframes (``get html`` serialises neither). A read of one element is
-    its ``outerHTML`` through ``eval`` (``get html`` returns the inner HTML, which drops the
-    element's own attributes and a table's ``<table>``), turned into markdown-like text.
+
+def _agent_browser_data(text: str) -> dict[str, Any]:
+    """``data`` of one of agent-browser's JSON replies, which our wrapper returns as they
+    are; a failed or unreadable reply makes the step impossible."""
+    try:
+        # Claude Code may add a line of its own after the tool's text
+        reply, _ = json.JSONDecoder().raw_decode(text.lstrip())
+    except ValueError:
+        raise OracleStuck(f"agent-browser replied with no JSON: {text[:200]!r}") from None
+    if not isinstance(reply, dict) or not reply.get("success"):
+        error = reply.get("error") if isinstance(reply, dict) else reply
+        raise OracleStuck(f"agent-browser failed: {error}")
+    data = reply.get("data")
+    return data if isinstance(data, dict) else {}
+
+
+class AgentBrowserSurface:
+    """Our agent-browser MCP wrapper (``competitors/agent-browser-mcp``), on either engine,
+    with the tools and arguments of upstream's wrapper; every reply is agent-browser's JSON.
+
+    A whole-page read is a ``snapshot`` (the whole tree, the default): agent-browser's
+    accessibility tree is what reaches into shadow roots and iframes (``get html``
+    serialises neither). A read of one element is its ``outerHTML`` through ``eval``
+    (``get html`` returns the inner HTML, which drops the element's own attributes and a
+    table's ``<table>``), turned into markdown-like text. The wrapper has no select and no
+    check tool: a select is set through ``eval`` (with input and change events), a checkbox
+    ticked with ``find first <selector> check``. Its ``wait`` takes a selector or a time
+    only, so waiting for text is a poll of an ``eval``, bounded by :attr:`max_polls` and
+    paced by :attr:`poll_pause_s`.
     """
 
     name = "agent-browser"
+    max_polls = 40
+    poll_pause_s = 0.25
+
+    def advance(self, step: Step, url: str | None, results: Sequence[ToolResult]) -> Advance:
+        done = len(results)
+        if isinstance(step, WaitForText):
+            if done and _agent_browser_data(results[-1].text).get("result") is True:
+                return StepDone(results[-1].text)
+            if done >= self.max_polls:
+                raise OracleStuck(f"{step.text!r} did not appear in {step.selector}")
+            script = _text_check_script(step.selector, step.text)
+            return ToolRequest("eval", {"js": script}, self.poll_pause_s if done else 0.0)
+        if done == 0:
+            return ToolRequest(*self.tool_call(step, url))
+        return StepDone(self.reading(step, results[-1].text))
 
     def tool_call(self, step: Step, url: str | None) -> tuple[str, dict[str, Any]]:
         match step:
             case Go() | Follow():
                 return "open", {"url": url}
             case Read(selector=None):
-                return "snapshot", {"interactive": False}
+                return "snapshot", {}
             case Read(selector=selector) | ReadHtml(selector=selector):
-                return "eval", {"script": _outer_html_script(selector)}
+                return "eval", {"js": _outer_html_script(selector)}
             case Click(selector=selector):
-                return "click", {"selector": selector}
+                return "click", {"target": selector}
             case Fill(selector=selector, value=value):
-                return "fill", {"selector": selector, "text": value}
+                return "fill", {"target": selector, "text": value}
             case Select(selector=selector, value=value):
-                return "select", {"selector": selector, "value": value}
+                return "eval", {"js": _select_script(selector, value)}
             case Check(selector=selector):
-                return "check", {"selector": selector}
+                return "find", {"by": "first", "value": selector, "action": "check"}
             case WaitFor(selector=selector):
-                return "wait", {"selector": selector}
-            case WaitForText(text=text):
-                return "wait", {"text": text}
+                return "wait", {"target": selector}
         raise ValueError(f"no {self.name} tool for {step!r}")
+
+    def reading(self, step: Step, text: str) -> str:
+        data = _agent_browser_data(text)
+        match step:
+            case Read(selector=None):
+                return snapshot_reading(str(data.get("snapshot") or ""))
+            case Read():
+                return html_reading(str(data.get("result") or ""))
+            case ReadHtml():
+                return str(data.get("result") or "")
+        return text
+
+
+AGENT_BROWSER = AgentBrowserSurface()
+
+
+def _eval_string(text: str) -> str:
+    """The chat's ``eval`` prints a string result as itself; anything else as JSON."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    return value if isinstance(value, str) else text
+
+
+class AgentBrowserChatSurface(OneCallSurface):
+    """agent-browser's own chat loop (``agent-browser chat``): one tool, ``agent_browser``,
+    whose ``command`` is an agent-browser command line. The chat prints a command's useful
+    part (a snapshot's tree, ``eval``'s value as JSON unless a string), so a whole-page read
+    is a compact snapshot, a read of one element its ``outerHTML`` through ``eval``."""
+
+    name = "agent-browser-chat"
+
+    def tool_call(self, step: Step, url: str | None) -> tuple[str, dict[str, Any]]:
+        match step:
+            case Go() | Follow():
+                words = ["open", str(url)]
+            case Read(selector=None):
+                words = ["snapshot", "--compact"]
+            case Read(selector=selector) | ReadHtml(selector=selector):
+                words = ["eval", _outer_html_script(selector)]
+            case Fill(selector=selector, value=value):
+                words = ["fill", selector, value]
+            case Select(selector=selector, value=value):
+                words = ["select", selector, value]
+            case WaitForText(text=text):
+                words = ["wait", "--text", text]
+            case Click(selector=selector) | Check(selector=selector) | WaitFor(selector=selector):
+                command = {Click: "click", Check: "check", WaitFor: "wait"}[type(step)]
+                words = [command, selector]
+            case _:
+                raise ValueError(f"no {self.name} tool for {step!r}")
+        return "agent_browser", {"command": " ".join(["agent-browser", *map(_cli_word, words)])}
 
     def reading(self, step: Step, text: str) -> str:
         match step:
@@ -297,46 +396,6 @@ class AgentBrowserSurface(OneCallSurface):
             case ReadHtml():
                 return _eval_string(text)
         return text
-
-
-def _eval_string(text: str) -> str:
-    """``eval`` returns a string result as itself; anything else comes back as JSON."""
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return text
-    return value if isinstance(value, str) else text
-
-
-AGENT_BROWSER = AgentBrowserSurface()
-
-
-class AgentBrowserChatSurface(AgentBrowserSurface):
-    """agent-browser's own chat loop (``agent-browser chat``): one tool, ``agent_browser``,
-    whose ``command`` is an agent-browser command line. The chat runs the same CLI commands
-    as our MCP wrapper, and prints what the wrapper returns (a snapshot's tree, ``eval``'s
-    JSON), so the steps and their readings are the wrapper's, written as command lines."""
-
-    name = "agent-browser-chat"
-
-    def tool_call(self, step: Step, url: str | None) -> tuple[str, dict[str, Any]]:
-        tool, args = super().tool_call(step, url)
-        match tool:
-            case "open":
-                words = ["open", args["url"]]
-            case "snapshot":
-                words = ["snapshot", "--compact", *(["-i"] if args["interactive"] else [])]
-            case "eval":
-                words = ["eval", args["script"]]
-            case "fill":
-                words = ["fill", args["selector"], args["text"]]
-            case "select":
-                words = ["select", args["selector"], args["value"]]
-            case "wait" if "text" in args:
-                words = ["wait", "--text", args["text"]]
-            case _:
-                words = [tool, args["selector"]]
-        return "agent_browser", {"command": " ".join(["agent-browser", *map(_cli_word, words)])}
 
 
 def _cli_word(word: str) -> str:

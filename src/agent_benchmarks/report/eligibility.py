@@ -8,6 +8,9 @@ A row is headline eligible only when all of these hold (the reason code in brack
 - [contracts] under the same contracts: suite, split, dataset identity (hub id, config and
   revision, or file hash), grader identity (scorer, localweb contracts hash, judge model and
   prompt hash), system prompt hash and answer format, and localweb's fault knobs;
+- [surface] with the same tool surface (``upstream`` or ``strict``) as every compared row
+  that records one (Claude Code over MCP): a model offered more tools is not answering the
+  same question;
 - [programs_unpinned] the manifest pins a version of every program the stack drives
   (:func:`stacks.driven_programs`: Claude Code, agent-browser, browser-use, the engine);
 - [model_unpinned] an LLM row names its model, and not by a moving alias (``*latest*``,
@@ -60,8 +63,9 @@ _VAGUE_MODELS = frozenset({"default", "auto"})
 _UNKNOWN_VERSIONS = frozenset({"", "unknown", "?", "none"})
 
 HEADLINE_RULE = (
-    "A row is headline eligible with: live or recorded mode; the same tasks, contracts and "
-    "budgets as every compared row; program versions and model id pinned; at least "
+    "A row is headline eligible with: live or recorded mode; the same tasks, contracts, "
+    "tool surface and budgets as every compared row; program versions and model id pinned; "
+    "at least "
     f"{MIN_TASKS} tasks; step, token and cost budgets recorded (LLM rows); no contaminated "
     "rows; no leak-audit hits; not imported from another harness. "
     f"Per-task charts also need at least {MIN_ATTEMPTS_PER_TASK} attempts per task."
@@ -223,6 +227,16 @@ def assess(candidates: list[Candidate]) -> dict[str, Eligibility]:
                     Reason(
                         code="contracts",
                         message=f"contracts differ from {other.key}: {', '.join(keys)}",
+                    )
+                )
+            if None not in (c.stack.surface, other.stack.surface) and (
+                c.stack.surface != other.stack.surface
+            ):
+                reasons.append(
+                    Reason(
+                        code="surface",
+                        message=f"tool surface {c.stack.surface} vs {other.stack.surface} "
+                        f"for {other.key}",
                     )
                 )
             if budgets[c.key] != budgets[other.key]:

@@ -21,6 +21,7 @@ ReasonCode = Literal[
     "mode",
     "task_set",
     "contracts",
+    "surface",
     "programs_unpinned",
     "model_unpinned",
     "too_few_tasks",
@@ -44,10 +45,14 @@ class Stack(_Model):
     engine: str  # lightpanda, chromium, or unknown (see compare.engine_of)
     model: str | None
     agent: str  # what drives the loop: the backend's first part (claude-mcp, lightpanda-native)
+    # The tool surface the model had (claude-mcp: upstream or strict); None where the
+    # runner has no choice of surface.
+    surface: str | None = None
 
     @property
     def label(self) -> str:
-        return f"{self.backend} · {self.engine} · {self.model or 'model unknown'}"
+        surface = f" · {self.surface} surface" if self.surface else ""
+        return f"{self.backend}{surface} · {self.engine} · {self.model or 'model unknown'}"
 
 
 class Interval(_Model):

@@ -59,7 +59,18 @@ def stack_of(run: LoadedRun) -> Stack:
         engine=engine_of(backend, settings),
         model=manifest.model if manifest is not None else _upstream_model(run),
         agent=agent_of(backend),
+        surface=surface_of(backend, settings),
     )
+
+
+def surface_of(backend: str, settings: dict[str, Any]) -> str | None:
+    """The tool surface of a Claude-Code-over-MCP run (``settings.backend.surface``); runs
+    from before the choice existed had what is now ``strict``. None for other loops."""
+    if agent_of(backend) != "claude-mcp":
+        return None
+    backend_settings = settings.get("backend")
+    surface = backend_settings.get("surface") if isinstance(backend_settings, dict) else None
+    return surface if isinstance(surface, str) and surface else "strict"
 
 
 def _upstream_model(run: LoadedRun) -> str | None:

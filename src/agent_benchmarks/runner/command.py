@@ -103,6 +103,9 @@ class BackendCLI:
     user_agent: bool = False
     # What each attempt gets to itself, written to the manifest (settings.isolation).
     isolation: str | None = None
+    # Answers an informational flag of the backend's (claude-mcp: --list-tools) before any
+    # task is loaded: an exit status, or None to run as usual.
+    inform: Callable[[argparse.Namespace], int | None] | None = None
 
     def timeout_for(self, suite: SuiteDef) -> float:
         if self.default_timeout_s is None:
@@ -217,6 +220,8 @@ def _run(
     scripted_model: str | None,
     typed: set[str],
 ) -> int:
+    if backend_cli.inform is not None and (status := backend_cli.inform(args)) is not None:
+        return status
     console = Console(stderr=True, soft_wrap=True)
     run_flags = RUN_FLAGS + backend_cli.run_flags
     manifest: Manifest | None = None
