@@ -82,7 +82,6 @@ LP_DISALLOWED = {"search", "save", "session_close", "session_list", "session_new
 # The project's agent-browser MCP wrapper (competitors/agent-browser-mcp), as server "ab".
 AB_TOOLS = [
     "back",
-    "check",
     "click",
     "close",
     "eval",
@@ -93,9 +92,7 @@ AB_TOOLS = [
     "open",
     "press",
     "reload",
-    "select",
     "snapshot",
-    "uncheck",
     "wait",
 ]
 
@@ -237,22 +234,26 @@ def test_agent_browser_run() -> None:
         False,
         4,
     )
-    assert r.total_cost_usd == 0.06450600000000001
-    assert r.usage == Usage(input_tokens=19402, cache_read_tokens=19400, output_tokens=32, turns=4)
+    assert r.total_cost_usd == 0.06253320000000001
+    assert r.usage == Usage(input_tokens=18804, cache_read_tokens=18804, output_tokens=32, turns=4)
     assert [(c.name, c.args) for c in r.calls] == [
         ("mcp__ab__open", CATALOGUE),
-        ("mcp__ab__get", {"what": "text", "selector": "#catalogue"}),
+        ("mcp__ab__get", {"what": "text", "target": "#catalogue"}),
         ("mcp__ab__close", {}),
     ]
-    # The wrapper turns agent-browser's JSON reply into short text.
-    assert [c.result_bytes for c in r.calls] == [78, 1299, 14]
+    # The wrapper hands back agent-browser's own JSON reply, as upstream's wrapper does.
+    assert [c.result_bytes for c in r.calls] == [408, 1777, 362]
     assert [c.error for c in r.calls] == [None, None, None]
-    assert [c.latency_ms for c in r.calls] == [450.0, 196.0, 182.0]
-    opened, get_text, closed = (c.output for c in r.calls)
-    assert opened == f"Opened {SITE}/catalogue\nTitle: Catalogue \u00b7 Lakeside Goods"
-    assert get_text is not None
-    assert "LW-1011\tKestrel Binoculars\tOutdoor\t$129.00" in get_text
-    assert closed == "Browser closed"
+    assert [c.latency_ms for c in r.calls] == [354.0, 115.0, 114.0]
+    opened, get_text, closed = (json.loads(c.output or "") for c in r.calls)
+    assert opened["success"] is True and opened["error"] is None
+    assert (opened["data"]["url"], opened["data"]["title"]) == (
+        CATALOGUE["url"],
+        "Catalogue \u00b7 Lakeside Goods",
+    )
+    assert opened["data"]["lifecycle"]["effectiveLaunch"]["engine"] == "lightpanda"
+    assert "LW-1011\tKestrel Binoculars\tOutdoor\t$129.00" in get_text["data"]["text"]
+    assert closed["data"]["closed"] is True
     assert r.mcp_servers == [{"name": "ab", "status": "connected"}]
     assert r.init is not None
     assert r.init["tools"] == [f"mcp__ab__{t}" for t in AB_TOOLS]
