@@ -124,6 +124,9 @@ class McpSettings(BaseModel):
     allowed_tools: list[str] = []
     excluded_tools: list[str] = []
     built_in_tools: list[str] = []  # Claude Code's own tools offered (--tools)
+    # How a subscriber's login reaches the attempt: "oauth-token" (CLAUDE_CODE_OAUTH_TOKEN
+    # passed through) or "credentials-file" (~/.claude/.credentials.json copied). Never the value.
+    login: str | None = None
 
 
 def _lightpanda_server(settings: McpSettings, workdir: Path, tmpdir: Path) -> dict[str, Any]:
@@ -352,6 +355,13 @@ class ClaudeMcpBackend:
         if prepared.system_prompt is not None:
             argv += ["--system-prompt", prepared.system_prompt]
         env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_")}
+        if s.login == "oauth-token" and os.environ.get(OAUTH_TOKEN_VAR):
+            env[OAUTH_TOKEN_VAR] = os.environ[OAUTH_TOKEN_VAR]
+        elif s.login == "credentials-file":
+            # The login file only, in a HOME inside the attempt's temp folder (removed when
+            # the attempt ends), so the credential is never written into the run folder.
+            home = prepared.tmpdir / "claude-home"
+            _copy_login(home)
         if s.auth != "api-key":
             # A subscriber must not be billed through a key that happens to be set.
             env.pop("ANTHROPIC_API_KEY", None)
@@ -441,6 +451,11 @@ def add_args(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--claude", type=Path, help="claude binary (default: node_modules/.bin)")
     group.add_argument("--lightpanda", type=Path, help="lightpanda binary (default: PyPI's)")
     group.add_argument(
+        "--agent-browser",
+        type=Path,
+        help="agent-browser binary for the agent-browser backends (default: node_modules/.bin)",
+    )
+    group.add_argument(
         "--browser-use-python",
         type=Path,
         help="python of an environment with browser-use (default: competitors/browser-use)",
@@ -466,6 +481,36 @@ def add_args(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--base-url", help="ANTHROPIC_BASE_URL for Claude Code (a proxy)")
 
 
+OAUTH_TOKEN_VAR = "CLAUDE_CODE_OAUTH_TOKEN"
+
+
+def _credentials_file() -> Path:
+    return Path.home() / ".claude" / ".credentials.json"
+
+
+def subscription_login() -> str:
+    """How the user's Claude login reaches each attempt; one clear error if there is none."""
+    if os.environ.get(OAUTH_TOKEN_VAR):
+        return "oauth-token"
+    if _credentials_file().is_file():
+        return "credentials-file"
+    raise InputError(
+        f"--auth subscription: no Claude login found (neither {OAUTH_TOKEN_VAR} nor "
+        f"{_credentials_file()}); run `claude` and /login, or `claude setup-token` and "
+        f"export {OAUTH_TOKEN_VAR}, or use --auth api-key with ANTHROPIC_API_KEY"
+    )
+
+
+def _copy_login(home: Path) -> None:
+    """Copy the credentials file, and nothing else of the user's ~/.claude, into ``home``."""
+    target = home / ".claude" / ".credentials.json"
+    target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as out:
+        out.write(_credentials_file().read_bytes())
+    os.chmod(target, 0o600)
+
+
 def _check_chromium() -> None:
     if shutil.which("chromium") is None:
         raise InputError("chromium not found: run `apt-get install -y chromium`")
@@ -482,6 +527,8 @@ def build(
         # under a real id; the run is labelled scaffold all the same.
         auth = "api-key"  # the scripted server takes any key; the session provides one
     settings.auth, settings.model = auth, model
+    if auth == "subscription" and scripted_model is None:
+        settings.login = subscription_login()
     args.provider = "anthropic"
     args.model = model
     return ClaudeMcpBackend(settings, definition, versions)
@@ -497,11 +544,21 @@ def _surface(
     surface = args.surface or ("strict" if getattr(args, "resume", None) else DEFAULT_SURFACE)
     lightpanda = Path(args.lightpanda) if args.lightpanda else bundled_binary()
     versions = check_binary(lightpanda)
-    claude = node_binary(args.claude, "claude", "--claude")
+    # CLAUDE_BIN names the claude program as upstream's harness reads it; --claude wins.
+    claude_bin = os.environ.get("CLAUDE_BIN")
+    if args.claude is None and claude_bin:
+        claude = node_binary(Path(claude_bin), "claude", "CLAUDE_BIN")
+    else:
+        claude = node_binary(args.claude, "claude", "--claude")
     versions["claude-code"] = program_version([claude, "--version"])
     agent_browser = browser_use_python = None
+    if getattr(args, "agent_browser", None) and not args.backend.startswith("agent-browser"):
+        raise InputError(
+            f"--agent-browser: --backend {args.backend} does not use agent-browser "
+            "(only agent-browser and agent-browser-lightpanda do)"
+        )
     if args.backend.startswith("agent-browser"):
-        agent_browser = node_binary(None, "agent-browser", "AGENT_BROWSER_BIN")
+        agent_browser = node_binary(args.agent_browser, "agent-browser", "--agent-browser")
         if not WRAPPER.exists():
             raise InputError(f"the agent-browser MCP wrapper is missing at {WRAPPER}")
     if args.backend in ("agent-browser", "browser-use"):
