@@ -44,3 +44,15 @@ def extract_answer(output: str) -> ExtractedAnswer:
     return ExtractedAnswer(
         answer=answer, envelope="found" if answer else "empty", n_envelopes=len(envelopes)
     )
+
+
+def extract_plain_answer(output: str) -> ExtractedAnswer:
+    """A reply asked to be the answer alone (the answer-only prompt): the whole reply,
+    stripped, as upstream reads it. A model that wrapped it in an envelope anyway is read
+    as with :func:`extract_answer`, so ``envelope`` still says which happened."""
+    extracted = extract_answer(output)
+    if extracted.envelope == "found":
+        return extracted
+    return ExtractedAnswer(
+        answer=output.strip(), envelope="missing", n_envelopes=extracted.n_envelopes
+    )

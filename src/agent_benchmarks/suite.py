@@ -31,6 +31,9 @@ class SuiteDef:
     # ``--block-answer-sources`` blocks them, plus any URL holding the task's id.
     answer_sources: tuple[str, ...] = ()
     default_timeout_s: float = 1800.0
+    # An empty answer (no timeout, no safety refusal) is retried once within the attempt,
+    # on runners that support it (upstream's GAIA native method; --no-empty-retry).
+    retry_empty_once: bool = False
 
 
 def get_suite(name: str) -> SuiteDef:

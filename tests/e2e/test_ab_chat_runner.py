@@ -13,16 +13,18 @@ import pytest
 from agent_benchmarks.backends.agent_browser_chat import LIMITS, STEP_CAP
 from agent_benchmarks.gaia import SUITE as GAIA
 from agent_benchmarks.localweb.models import (
+    Call,
     Conversation,
     Fault,
     FinalAnswer,
     ScriptedModelServer,
     ScriptedPolicy,
     StepPolicy,
+    ToolCallAction,
     call,
 )
 from agent_benchmarks.localweb.site import LocalSite
-from agent_benchmarks.prompts import RESEARCH_ANSWER_ONLY
+from agent_benchmarks.prompts import RESEARCH_BRIEF
 from agent_benchmarks.records import Manifest, PredictionRow, Scores
 from tests.support import chromium_binary, left_running, lightpanda_binary, run_cli
 
@@ -180,12 +182,13 @@ def test_a_failing_gateway_is_a_model_api_error_retried_on_resume(
     assert [c.name for c in retried.trace] == ["get"]
     # The ledger holds the replies the scripted gateway answered normally: the retry's two.
     assert retried.usage.model_dump(exclude={"cost_usd"}) == ledger.model_dump(exclude={"cost_usd"})
-    # The suite's answer-only prompt opens the message (chat takes no system prompt).
+    # The answer-only variant (upstream's for this loop) opens the message (chat takes no
+    # system prompt).
     first_message = asked[-2].conversation
     assert first_message is not None
-    assert first_message.messages[0].text.startswith(RESEARCH_ANSWER_ONLY)
+    assert first_message.messages[0].text.startswith(RESEARCH_BRIEF)
     assert "<ANSWER>" not in first_message.messages[0].text
-    assert _manifest(run_dir).settings["session"]["system_prompt"] == RESEARCH_ANSWER_ONLY
+    assert _manifest(run_dir).settings["session"]["system_prompt"] == RESEARCH_BRIEF
     assert not _files_holding(run_dir, SECRET)
     assert not left_running(run_dir)
 
@@ -266,4 +269,32 @@ def test_answer_sources_are_blocked_in_the_browser_and_out_of_it(
     assert row.details["cleanup"]["routes"] == len(GAIA.answer_sources) + 1
     blocking = _manifest(run_dir).settings["backend"]["blocking"]
     assert blocking["action_policy"] == {"deny": ["unroute", "read"]}
+    assert not left_running(run_dir)
+
+
+@pytest.mark.parametrize("answer", [None, "last-reply"], ids=["joined", "last-reply"])
+def test_the_prediction_is_the_joined_text_or_the_last_reply(
+    gaia_file: Path, tmp_path: Path, answer: str | None
+) -> None:
+    """Upstream took ``chat --json``'s text, every turn's words run together; --answer
+    last-reply takes the loop's last reply. The row keeps both either way."""
+    run_dir = tmp_path / (answer or "joined")
+    narrated = ToolCallAction(
+        calls=[Call(name="agent_browser", args={"command": "agent-browser get url"})],
+        text="Checking the page first. ",
+    )
+    policy = ScriptedPolicy([narrated, FinalAnswer("3")])
+    extra = ["--answer", answer] if answer else []
+    with ScriptedModelServer(lambda task_id: policy) as server:
+        proc = _gaia_ab(gaia_file, server, run_dir, *extra)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (row,) = _rows(run_dir)
+    both = row.details["chat_answers"]
+    assert (both["joined"], both["last_reply"]) == ("Checking the page first. 3", "3")
+    expected = "3" if answer else "Checking the page first. 3"
+    assert (row.status, row.prediction) == ("ok", expected)
+    manifest = _manifest(run_dir)
+    assert manifest.settings["backend"]["answer"] == (answer or "joined")
+    assert manifest.settings["flags"]["chat_answer"] == (answer or "joined")
+    assert manifest.settings["session"]["prompt"] == "answer-only"
     assert not left_running(run_dir)

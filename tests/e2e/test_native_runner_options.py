@@ -27,7 +27,7 @@ from agent_benchmarks.localweb.models import (
     StepPolicy,
 )
 from agent_benchmarks.pricing import PRICE_TABLE_VERSION
-from agent_benchmarks.prompts import RESEARCH_ASSISTANT
+from agent_benchmarks.prompts import RESEARCH_PERSISTENT
 from agent_benchmarks.records import Manifest, PredictionRow, Scores
 from agent_benchmarks.runner.process import CGROUP_V1, CGROUP_V2, RLIMIT, memory_cap_method
 from tests.support import REPO, lightpanda_binary, run_cli
@@ -228,7 +228,9 @@ def test_the_system_prompt_reaches_the_model(
     prompt_file.write_text(
         "You are a terse test agent.\nAnswer in the envelope — ünïcode kept.\n", encoding="utf-8"
     )
-    prompt = prompt_file.read_text(encoding="utf-8") if from_file else RESEARCH_ASSISTANT
+    # Without a file: the persistence variant, the native runner's default for a non-Flash
+    # model (the scripted one here).
+    prompt = prompt_file.read_text(encoding="utf-8") if from_file else RESEARCH_PERSISTENT
     run_dir = tmp_path / "prompt-run"
     with _answer_server(**{"g1-plain": ("3",)}) as server:
         extra = ["--system-prompt-file", str(prompt_file)] if from_file else []
@@ -251,6 +253,8 @@ def test_the_system_prompt_reaches_the_model(
     assert DATE_LINE.fullmatch(conversation.system[len(prompt) :]), conversation.system
     session = _manifest(run_dir).settings["session"]
     assert session["system_prompt"] == prompt
+    assert session["prompt"] == "persistence"
+    assert session["system_prompt_source"] == ("file" if from_file else "variant")
     assert session["system_prompt_sha256"] == hashlib.sha256(prompt.encode()).hexdigest()
     if from_file:
         assert session["system_prompt_sha256"] == _sha256(prompt_file)

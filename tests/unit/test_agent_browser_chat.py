@@ -21,11 +21,14 @@ from typing import Any
 import pytest
 
 from agent_benchmarks.backends.agent_browser_chat import (
+    ANSWER_LAST_REPLY,
     GEMINI_OPENAI_URL,
     LIMITS,
     SESSION_LIMIT,
     STEP_CAP,
     TOOL_TIMEOUT,
+    AgentBrowserChatBackend,
+    ChatConfig,
     MeterSummary,
     VerboseRun,
     _chosen_model,
@@ -67,7 +70,7 @@ from agent_benchmarks.localweb.oracle import (
     WaitFor,
     WaitForText,
 )
-from agent_benchmarks.prompts import RESEARCH_ANSWER_ONLY
+from agent_benchmarks.prompts import ANSWER_ONLY, RESEARCH_ANSWER_ONLY, default_prompt_name
 from agent_benchmarks.records import TaskInput
 from agent_benchmarks.runner.process import ProcessResult
 from agent_benchmarks.webbench import SUITE as WEBBENCH
@@ -666,3 +669,68 @@ def test_under_gemini_direct_the_meter_gives_back_gemini_s_thought_signatures(
     first, second = [e for e in meter_entries(tmp_path / "meter.jsonl") if e["event"] == "reply"]
     assert first["extra_content_calls"] == 1 and "extra_content_restored" not in first
     assert second["extra_content_restored"] == 1
+
+
+# --- which text is the prediction (--answer) ----------------------------------------------------
+
+
+def _chat_outcome(tmp_path: Path, answer: str | None, entries: list[dict[str, Any]]) -> Any:
+    write_meter(tmp_path, entries)
+    config = ChatConfig(
+        agent_browser="agent-browser",
+        engine="chrome",
+        model="anthropic/claude-sonnet-4.6",
+        provider="anthropic",
+        gateway_url="http://127.0.0.1:9/",
+        **({"answer": answer} if answer else {}),
+    )
+    backend = AgentBrowserChatBackend(config, {})
+    prepared = PreparedTask(
+        task=TaskInput(suite="gaia", id="g", question="How many?"),
+        attempt=1,
+        text="How many?",
+        system_prompt=None,
+        workdir=tmp_path,
+    )
+    return backend.outcome(prepared, finished())
+
+
+NARRATED = [
+    reply(1, text="Opening the catalogue. ", tool_calls=[{"name": "agent_browser"}]),
+    reply(2, text="There are 3 bottles.\n3"),
+]
+
+
+def test_upstream_s_prediction_is_every_turn_s_text_joined(tmp_path: Path) -> None:
+    outcome = _chat_outcome(tmp_path, None, NARRATED)
+    assert outcome.status == "ok"
+    assert outcome.output == "Opening the catalogue. There are 3 bottles.\n3"
+    assert outcome.details["chat_answers"] == {
+        "prediction": "joined",
+        "joined": "Opening the catalogue. There are 3 bottles.\n3",
+        "last_reply": "There are 3 bottles.\n3",
+    }
+
+
+def test_answer_last_reply_picks_the_loop_s_last_reply(tmp_path: Path) -> None:
+    outcome = _chat_outcome(tmp_path, ANSWER_LAST_REPLY, NARRATED)
+    assert outcome.output == "There are 3 bottles.\n3"
+    assert outcome.details["chat_answers"]["prediction"] == "last-reply"
+    assert outcome.details["chat_answers"]["joined"].startswith("Opening the catalogue.")
+
+
+def test_a_loop_that_ended_on_a_tool_call_still_has_upstream_s_prediction(
+    tmp_path: Path,
+) -> None:
+    entries = [reply(1, text="Probably 3.", tool_calls=[{"name": "agent_browser"}])]
+    joined = _chat_outcome(tmp_path, None, entries)
+    assert (joined.status, joined.output) == ("ok", "Probably 3.")
+    last = _chat_outcome(tmp_path, ANSWER_LAST_REPLY, entries)
+    assert (last.status, last.output) == ("empty", "")
+    assert last.details["chat_answers"]["last_reply"] == ""
+
+
+def test_the_chat_runner_defaults_to_the_answer_only_variant() -> None:
+    assert default_prompt_name(GAIA.prompt, "agent-browser-chat/chrome", None) == ANSWER_ONLY
+    assert default_prompt_name(GAIA.prompt, "agent-browser-chat/lightpanda", "x") == ANSWER_ONLY
+    assert default_prompt_name(WEBBENCH.prompt, "agent-browser-chat/chrome", None) == "standard"

@@ -72,7 +72,7 @@ from agent_benchmarks.backends.programs import node_binary, program_version, sho
 from agent_benchmarks.cli import positive_int
 from agent_benchmarks.datasets import sha256_file
 from agent_benchmarks.errors import InputError
-from agent_benchmarks.prompts import RESEARCH_ANSWER_ONLY, SuitePrompt
+from agent_benchmarks.prompts import RESEARCH_ANSWER_ONLY, STANDARD, SuitePrompt
 from agent_benchmarks.provenance import utc_stamp
 from agent_benchmarks.records import Mode, ToolCall, Usage
 from agent_benchmarks.redact import redact_text
@@ -120,6 +120,10 @@ BLOCKING = {
 _SCRUBBED_PREFIXES = ("AGENT_BROWSER_", "AI_GATEWAY_")
 _MAX_OUTPUT_CHARS = 8000
 _STDOUT_KEPT_CHARS = 4000
+_MAX_ANSWER_KEPT_CHARS = 20_000
+# --answer: which of the loop's texts is the prediction (see ChatConfig.answer).
+ANSWER_JOINED = "joined"
+ANSWER_LAST_REPLY = "last-reply"
 _CHARS_PER_TOKEN = 4  # the estimate for replies that carry no usage
 # The chat's message is one argv string: Linux refuses more than 128 KiB (MAX_ARG_STRLEN).
 _MESSAGE_MAX_BYTES = 120 * 1024
@@ -155,6 +159,12 @@ class MeterSummary:
         if last is None or not 200 <= (last.get("status") or 0) < 300 or last.get("tool_calls"):
             return None
         return last.get("text") or ""
+
+    @property
+    def joined_text(self) -> str:
+        """Every answered reply's text run together, in order: what ``chat --json`` prints as
+        its ``text`` (the text deltas of all turns), which upstream took as the prediction."""
+        return "".join(r.get("text") or "" for r in self.answered)
 
     def gateway_error(self) -> str | None:
         """Why the gateway failed the chat, if it did: the last reply an error, or cut."""
@@ -412,6 +422,10 @@ class ChatConfig(BaseModel):
     user_agent: str | None = None
     lightpanda: str | None = None
     action_timeout_ms: int | None = None  # AGENT_BROWSER_DEFAULT_TIMEOUT; None: its 25000
+    # Which text is the prediction: "joined" (every turn's narration run together, as
+    # chat --json's text, upstream's) or "last-reply" (the loop's last reply, if it called no
+    # tool). The row keeps both in details.chat_answers.
+    answer: str = "joined"
     limits: dict[str, Any] = LIMITS
     blocking: dict[str, Any] | None = None
     usage: str = (
@@ -522,6 +536,15 @@ class AgentBrowserChatBackend:
             "chat_messages": [redact_text(m) for m in verbose.messages],
             "cleanup": cleanup,
         }
+        joined, last = meter.joined_text.strip(), (meter.final_text or "").strip()
+        details["chat_answers"] = {
+            "prediction": self.config.answer,
+            "joined": redact_text(joined[:_MAX_ANSWER_KEPT_CHARS]),
+            "last_reply": redact_text(last[:_MAX_ANSWER_KEPT_CHARS]),
+        }
+        output = joined if self.config.answer == ANSWER_JOINED else last
+        if status == "empty" and error is None and output:
+            status = "ok"  # e.g. the step cap: no last reply, but the turns said something
         passed = chat_message(prepared)[1]
         if passed:
             details["chat_attachments"] = passed
@@ -529,9 +552,7 @@ class AgentBrowserChatBackend:
             details["meter_problems"] = meter.problems
         return AgentOutcome(
             status=status,
-            # The loop's last reply, or nothing: stdout runs every turn's narration together
-            # (kept in details), and a loop that stopped on a tool call gave no answer.
-            output=(meter.final_text or "").strip(),
+            output=output,
             error_class=error_class,
             error=error,
             trace=verbose.calls,
@@ -594,8 +615,9 @@ def chat_session(
     scripted_model: str | None,
     backend: Backend,
 ) -> Iterator[TaskSession]:
-    """The dataset suites' session, with the prompt of :func:`chat_prompt`."""
-    chat_suite = replace(suite, prompt=chat_prompt(suite))
+    """The dataset suites' session: the prompt of :func:`chat_prompt` for ``--prompt
+    standard``, else the named variant of the suite's own prompt."""
+    chat_suite = replace(suite, prompt=chat_prompt(suite)) if args.prompt == STANDARD else suite
     with dataset_session(chat_suite, args, mode, scripted_model, backend) as session:
         yield session
 
@@ -631,6 +653,13 @@ def add_args(parser: argparse.ArgumentParser) -> None:
         type=positive_int,
         help="agent-browser's timeout for each browser action (AGENT_BROWSER_DEFAULT_TIMEOUT; "
         "default: its own, 25000)",
+    )
+    group.add_argument(
+        "--answer",
+        dest="chat_answer",
+        choices=(ANSWER_JOINED, ANSWER_LAST_REPLY),
+        help="the prediction: joined (every turn's text run together, as chat --json's text; "
+        "upstream's, the default) or last-reply (the loop's last reply)",
     )
     group.add_argument(
         "--session",
@@ -754,6 +783,7 @@ def build(
     args.engine = args.engine or "chrome"
     if args.engine != "lightpanda" and args.lightpanda is not None:
         raise InputError("--lightpanda only applies with --engine lightpanda")
+    args.chat_answer = args.chat_answer or ANSWER_JOINED
     blocking = BLOCKING if args.block_answer_sources else None
     session_prefix = args.session or DEFAULT_SESSION_PREFIX
     if not re.fullmatch(r"[A-Za-z0-9_-]{1,40}", session_prefix):
@@ -799,6 +829,7 @@ def build(
         lightpanda=str(lightpanda) if lightpanda else None,
         action_timeout_ms=args.action_timeout_ms,
         blocking=blocking,
+        answer=args.chat_answer,
     )
     return AgentBrowserChatBackend(config, _programs(binary, args.engine, lightpanda))
 
@@ -806,7 +837,14 @@ def build(
 CLI = BackendCLI(
     name=NAME,
     add_args=add_args,
-    run_flags=("engine", "base_url", "agent_browser", "lightpanda", "action_timeout_ms"),
+    run_flags=(
+        "engine",
+        "base_url",
+        "agent_browser",
+        "lightpanda",
+        "action_timeout_ms",
+        "chat_answer",
+    ),
     build=build,
     run_dir=lambda suite, args: (
         Path("results") / f"{suite.name}-ab" / (args.engine or "chrome") / utc_stamp()

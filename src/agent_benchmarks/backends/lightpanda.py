@@ -51,6 +51,33 @@ _MODEL_API_ERROR = re.compile(
     re.IGNORECASE,
 )
 NO_RESPONSE = "(no response from model)"
+# What upstream looks for in stderr to tell a model's safety refusal from a hiccup.
+SAFETY_REFUSAL = "safety refusal"
+
+# lightpanda agent --search-engine (1.0.2). auto takes the first engine whose key is set, in
+# this order, else keenable's keyless public endpoint. Keys are read by Lightpanda from the
+# environment it inherits (TAVILY_API_KEY included); only the engine's name is recorded.
+SEARCH_ENGINES = ("auto", "brave", "tavily", "exa", "keenable")
+SEARCH_KEYS: dict[str, str] = {
+    "brave": "BRAVE_API_KEY",
+    "tavily": "TAVILY_API_KEY",
+    "exa": "EXA_API_KEY",
+}
+
+
+def resolve_search_engine(pinned: str | None, environ: Any) -> dict[str, str]:
+    """The engine Lightpanda's ``search`` tool will use, and how that was decided."""
+    if pinned is not None and pinned != "auto":
+        return {"engine": pinned, "chosen_by": f"--search-engine {pinned}"}
+    for engine, key in SEARCH_KEYS.items():
+        if environ.get(key):
+            return {"engine": engine, "chosen_by": f"auto: {key} is set"}
+    return {
+        "engine": "keenable",
+        "chosen_by": "auto: none of " + ", ".join(SEARCH_KEYS.values()) + " is set",
+    }
+
+
 STDERR_TAIL_CHARS = 4000
 
 
@@ -95,21 +122,32 @@ class LightpandaConfig(BaseModel):
     base_url: str | None = None
     # lightpanda --user-agent (the whole header; Lightpanda forbids "Mozilla" in it).
     user_agent: str | None = None
+    # lightpanda agent --search-engine, when pinned; None: not passed (Lightpanda's auto).
+    search_engine: str | None = None
 
 
 class LightpandaBackend:
     name = NAME
     model_protocol = "openai"  # a scripted model is reached as openai_compatible
 
-    def __init__(self, config: LightpandaConfig, programs: dict[str, str]):
+    def __init__(
+        self,
+        config: LightpandaConfig,
+        programs: dict[str, str],
+        environ: dict[str, str] | None = None,
+    ):
         self.config = config
         self._programs = programs
+        # Which engine the `search` tool uses, resolved once from the keys set at the start.
+        self.search = resolve_search_engine(
+            config.search_engine, os.environ if environ is None else environ
+        )
 
     def programs(self) -> dict[str, str]:
         return dict(self._programs)
 
     def settings(self) -> dict[str, Any]:
-        settings = self.config.model_dump() | {"budgets": BUDGETS}
+        settings = self.config.model_dump() | {"budgets": BUDGETS, "search": self.search}
         version = self._programs.get("lightpanda")
         default = DEFAULT_MODELS.get((version or "", self.config.provider))
         if self.config.model is None and default is not None:
@@ -134,6 +172,8 @@ class LightpandaBackend:
             argv += ["--model", self.config.model]
         if self.config.user_agent is not None:
             argv += ["--user-agent", self.config.user_agent]
+        if self.config.search_engine is not None:
+            argv += ["--search-engine", self.config.search_engine]
         argv += ["--task", prepared.text, "--trace", str(trace), "--trace-results"]
         if prepared.system_prompt is not None:
             argv += ["--system-prompt", prepared.system_prompt]
@@ -157,6 +197,8 @@ class LightpandaBackend:
             usage = parse_usage_line(stderr) or usage
         output = result.stdout.strip()
         details: dict[str, Any] = {"model_phases": summary.phases}
+        if SAFETY_REFUSAL in stderr.lower():
+            details["safety_refusal"] = True  # never retried as an empty answer (upstream)
         if summary.problems:
             details["trace_problems"] = summary.problems
         status, error_class, error = classify(result, output, stderr)
@@ -218,6 +260,12 @@ def add_args(parser: argparse.ArgumentParser) -> None:
         "--base-url",
         help="the provider's API base URL; {task_id} in it is replaced per task",
     )
+    group.add_argument(
+        "--search-engine",
+        choices=SEARCH_ENGINES,
+        help="the engine of Lightpanda's search tool (default: not passed, so Lightpanda's "
+        "auto: BRAVE_API_KEY, TAVILY_API_KEY, EXA_API_KEY in that order, else keenable)",
+    )
     # --provider (default gemini, as upstream: its key is GOOGLE_API_KEY or GEMINI_API_KEY)
     # and --model (default: Lightpanda's own for the provider) are common run flags.
 
@@ -227,6 +275,9 @@ def build(
 ) -> LightpandaBackend:
     binary = Path(args.lightpanda) if args.lightpanda else bundled_binary()
     programs = check_binary(binary)
+    key = SEARCH_KEYS.get(args.search_engine or "")
+    if key is not None and not os.environ.get(key):
+        raise InputError(f"--search-engine {args.search_engine} needs {key} in the environment")
     if scripted_model is not None:
         # The suite plays the model (localweb's oracle) over the OpenAI-compatible protocol;
         # each attempt's PreparedTask carries the scripted server's URL for that episode.
@@ -237,6 +288,7 @@ def build(
             provider="openai_compatible",
             model=scripted_model,
             user_agent=args.user_agent,
+            search_engine=args.search_engine,
         )
         return LightpandaBackend(config, programs)
     args.provider = args.provider or DEFAULT_PROVIDER
@@ -262,6 +314,7 @@ def build(
         model=args.model,
         base_url=args.base_url,
         user_agent=args.user_agent,
+        search_engine=args.search_engine,
     )
     return LightpandaBackend(config, programs)
 
@@ -278,11 +331,12 @@ def check_user_agent(user_agent: str) -> None:
 CLI = BackendCLI(
     name=NAME,
     add_args=add_args,
-    run_flags=("lightpanda", "base_url"),
+    run_flags=("lightpanda", "base_url", "search_engine"),
     build=build,
     run_dir=lambda suite, args: default_run_dir(suite.name),
     default_timeout_s=DEFAULT_TIMEOUT_S,
     default_memory_max_mb=DEFAULT_MEMORY_MAX_MB,
     user_agent=True,
+    empty_retry=True,
     isolation="a fresh lightpanda process per attempt, in the attempt's own folder (as upstream)",
 )

@@ -68,4 +68,5 @@ SUITE = SuiteDef(
     selection_flags=("level", "skip_attachments"),
     prompt=SuitePrompt(system=RESEARCH_ASSISTANT, answer="envelope"),
     answer_sources=(*HUB_ANSWER_SOURCES, "*gaia-benchmark*", "*gaia_benchmark*"),
+    retry_empty_once=True,
 )

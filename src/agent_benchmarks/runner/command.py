@@ -42,6 +42,7 @@ from agent_benchmarks.datasets import (
 )
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.pricing import load_price_table
+from agent_benchmarks.prompts import PROMPT_NAMES, STANDARD, default_prompt_name, prompt_variant
 from agent_benchmarks.provenance import build_manifest, git_state, utc_now
 from agent_benchmarks.records import Manifest, Mode, RunSession, Task
 from agent_benchmarks.redact import redact_argv
@@ -62,6 +63,8 @@ RUN_FLAGS = (
     "repeat",
     "memory_max_mb",
     "system_prompt_file",
+    "prompt",
+    "no_empty_retry",
     "block_answer_sources",
     "prices",
     "scaffold",
@@ -106,6 +109,8 @@ class BackendCLI:
     # Answers an informational flag of the backend's (claude-mcp: --list-tools) before any
     # task is loaded: an exit status, or None to run as usual.
     inform: Callable[[argparse.Namespace], int | None] | None = None
+    # Whether a suite's retry_empty_once applies to this runner (upstream did it natively).
+    empty_retry: bool = False
 
     def timeout_for(self, suite: SuiteDef) -> float:
         if self.default_timeout_s is None:
@@ -134,6 +139,7 @@ def dataset_session(
         mode,
         system_prompt=read_system_prompt(args.system_prompt_file),
         block_answer_sources=bool(args.block_answer_sources),
+        prompt_name=args.prompt or STANDARD,
     )
 
 
@@ -155,6 +161,18 @@ def add_common_run_args(parser: argparse.ArgumentParser, suite: SuiteDef) -> Non
     group = parser.add_argument_group("what the agent is told, and grading")
     group.add_argument(
         "--system-prompt-file", help="replace the suite's system prompt with this file's text"
+    )
+    group.add_argument(
+        "--prompt",
+        metavar="NAME",
+        help=f"the prompt variant: {', '.join(PROMPT_NAMES)} (GAIA and AssistantBench; "
+        "default: the one upstream published with this runner and model)",
+    )
+    group.add_argument(
+        "--no-empty-retry",
+        action="store_const",
+        const=True,
+        help="do not retry an empty answer once (GAIA native retries it, as upstream)",
     )
     group.add_argument(
         "--block-answer-sources",
@@ -230,6 +248,8 @@ def _run(
             f"--user-agent: {prog} cannot set the browser's User-Agent ({suite.name}-run "
             f"and {suite.name}-ab-run can)"
         )
+    if args.prompt is not None and args.prompt not in PROMPT_NAMES:
+        raise InputError(f"--prompt {args.prompt}: no such prompt ({', '.join(PROMPT_NAMES)})")
     if args.resume is not None:
         # Absolute: each agent runs in its attempt folder, so relative paths would break.
         run_dir = _resume_folder(args)
@@ -272,6 +292,19 @@ def _run(
             f"is {model!r} now (an environment default such as AI_GATEWAY_MODEL changed?); "
             "restore it or start a new run"
         )
+    if args.prompt is None and manifest is not None:
+        args.prompt = STANDARD  # a run started before the variants ran the suite's own
+    elif args.prompt is None:  # a resumed run has its prompt from the manifest
+        assert suite.prompt is not None
+        args.prompt = default_prompt_name(suite.prompt, backend.name, model)
+    if suite.prompt is not None:
+        try:
+            prompt_variant(suite.prompt, args.prompt)
+        except ValueError as exc:
+            raise InputError(f"--prompt {args.prompt}: {exc}") from None
+    empty_retry = suite.retry_empty_once and backend_cli.empty_retry and not args.no_empty_retry
+    if manifest is not None and not manifest.settings.get("empty_retry", {}).get("on"):
+        empty_retry = False  # a run started without it (or before it existed) stays so
     flags = {name: _jsonable(getattr(args, name, None)) for name in run_flags}
 
     predictions_path = run_dir / "predictions.jsonl"
@@ -319,6 +352,7 @@ def _run(
                     "prices": {"version": prices.version, "source": prices.source},
                     **({"isolation": backend_cli.isolation} if backend_cli.isolation else {}),
                     "memory_cap": _memory_cap(args.memory_max_mb),
+                    "empty_retry": _empty_retry(suite, backend_cli, empty_retry),
                 },
             )
         else:
@@ -336,6 +370,7 @@ def _run(
             memory_max_mb=args.memory_max_mb or None,
             prices=prices,
             model=model,
+            retry_empty=empty_retry,
         )
         outcome = execute(
             plan.todo, runner, LocalPool(args.workers), predictions_path, suite.title, console
@@ -520,6 +555,22 @@ def _apply_stored_flags(
         setattr(args, name, kept)
 
 
+def _empty_retry(suite: SuiteDef, backend_cli: BackendCLI, on: bool) -> dict[str, Any]:
+    if on:
+        return {
+            "on": True,
+            "how": "an attempt whose answer is empty, that neither timed out nor was refused "
+            "for safety, runs once more; the retry is kept only if it answered; the row's "
+            "duration is both attempts' and details.retried says so (upstream's GAIA native)",
+        }
+    why = (
+        "--no-empty-retry"
+        if suite.retry_empty_once and backend_cli.empty_retry
+        else "not this suite and runner's method"
+    )
+    return {"on": False, "why": why}
+
+
 def _memory_cap(memory_max_mb: int | None) -> dict[str, Any]:
     if not memory_max_mb:
         return {"max_mb": None}
@@ -547,9 +598,9 @@ def _check_prompt_unchanged(manifest: Manifest, session: TaskSession, run_dir: P
     now = session.settings()["system_prompt_sha256"]
     if before is not None and before != now:
         raise InputError(
-            f"--resume {run_dir}: the system prompt (--system-prompt-file) changed since the "
-            f"run started (sha256 "
-            f"{before[:12]}... then, {now[:12]}... now); restore it or start a new run"
+            f"--resume {run_dir}: the system prompt (--prompt or --system-prompt-file) changed "
+            f"since the run started (sha256 {before[:12]}... then, {now[:12]}... now); "
+            "restore it or start a new run"
         )
 
 

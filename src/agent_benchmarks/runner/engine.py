@@ -28,9 +28,9 @@ from typing import Any
 
 from rich.console import Console
 
-from agent_benchmarks.backends.base import AgentOutcome, Backend
+from agent_benchmarks.backends.base import AgentOutcome, Backend, PreparedTask
 from agent_benchmarks.pricing import PriceTable
-from agent_benchmarks.records import PredictionRow, Task, ToolCall
+from agent_benchmarks.records import PredictionRow, Status, Task, ToolCall
 from agent_benchmarks.redact import redact_text
 from agent_benchmarks.runner.executor import Executor
 from agent_benchmarks.runner.plan import AttemptKey
@@ -56,6 +56,9 @@ class AttemptRunner:
     memory_max_mb: int | None
     prices: PriceTable
     model: str | None
+    # The suite's retry_empty_once, where the runner applies it: an attempt that answered
+    # nothing, without timing out or a safety refusal, runs once more (--no-empty-retry).
+    retry_empty: bool = False
     # Wall time the agent processes themselves ran, summed (for the overhead benchmark).
     agent_seconds: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -69,11 +72,31 @@ class AttemptRunner:
 
     def __call__(self, key: AttemptKey, cancel: threading.Event) -> PredictionRow:
         task = self.tasks[key.task_id]
+        first = self._run_once(task, key, self.workdir(key), cancel)
+        if not (self.retry_empty and _retryable_empty(first) and not cancel.is_set()):
+            return self._row(task, key, first)
+        workdir = self.workdir(key)
+        second = self._run_once(task, key, workdir.with_name(workdir.name + "-retry"), cancel)
+        kept, dropped = (second, first) if _answered(second) else (first, second)
+        retry = {
+            "kept": "retry" if kept is second else "first",
+            "dropped": {
+                "status": dropped.status,
+                "duration_s": round(dropped.seconds, 3),
+                "error": redact_text(dropped.outcome.error) if dropped.outcome.error else None,
+                "usage": dropped.outcome.usage.model_dump(exclude_none=True),
+                "n_tool_calls": len(dropped.outcome.trace),
+            },
+        }
+        return self._row(task, key, kept, extra_seconds=dropped.seconds, retry=retry)
+
+    def _run_once(
+        self, task: Task, key: AttemptKey, workdir: Path, cancel: threading.Event
+    ) -> _Once:
         started = time.monotonic()
         result: ProcessResult | None = None
         tmpdir = new_attempt_tmpdir(self.run_dir)
         try:
-            workdir = self.workdir(key)
             workdir.mkdir(parents=True, exist_ok=True)
             prepared = replace(self.session.prepare(task, key, workdir), tmpdir=tmpdir)
             spec = replace(
@@ -102,6 +125,26 @@ class AttemptRunner:
         status = outcome.status
         if status == "ok" and not (prediction or "").strip():
             status = "empty"  # e.g. an empty <ANSWER></ANSWER>
+        return _Once(
+            outcome=outcome,
+            prediction=prediction,
+            answer_details=answer_details,
+            prepared=prepared,
+            result=result,
+            status=status,
+            seconds=time.monotonic() - started,
+        )
+
+    def _row(
+        self,
+        task: Task,
+        key: AttemptKey,
+        once: _Once,
+        extra_seconds: float = 0.0,
+        retry: dict[str, Any] | None = None,
+    ) -> PredictionRow:
+        outcome, prepared, result, status = once.outcome, once.prepared, once.result, once.status
+        prediction, answer_details = once.prediction, once.answer_details
         usage = outcome.usage
         if usage.cost_usd is None:
             usage = usage.model_copy(update={"cost_usd": self.prices.cost(usage, self.model)})
@@ -111,6 +154,10 @@ class AttemptRunner:
             **answer_details,
             "try": key.try_number,
         }
+        if self.retry_empty:
+            details["retried"] = retry is not None  # upstream's `retried`
+            if retry is not None:
+                details["empty_retry"] = retry
         if result is not None:
             details["process"] = {
                 "stray_killed": result.stray_killed,
@@ -125,7 +172,8 @@ class AttemptRunner:
             status=status,
             error_class=outcome.error_class,
             error=redact_text(outcome.error) if outcome.error else None,
-            duration_s=round(time.monotonic() - started, 3),
+            # Both attempts' time when the empty answer was retried (upstream bills both).
+            duration_s=round(once.seconds + extra_seconds, 3),
             timed_out=bool(result and result.timed_out),
             returncode=result.returncode if result is not None else None,
             attempt=key.attempt,
@@ -136,6 +184,35 @@ class AttemptRunner:
             details=details,
             **task.suite_fields(),
         )
+
+
+@dataclass
+class _Once:
+    """One run of the agent on a task, before it becomes a row."""
+
+    outcome: AgentOutcome
+    prediction: str | None
+    answer_details: dict[str, Any]
+    prepared: PreparedTask | None
+    result: ProcessResult | None
+    status: Status
+    seconds: float
+
+
+def _answered(once: _Once) -> bool:
+    return bool((once.prediction or "").strip())
+
+
+def _retryable_empty(once: _Once) -> bool:
+    """Upstream's rule: no answer, and neither a timeout (retrying one burns the budget) nor a
+    safety refusal (the backend says so in ``details.safety_refusal``). Only an attempt that
+    ended normally with nothing to say (status ``empty``): an error is an infrastructure
+    failure, which ``--resume`` retries (upstream retried it at once, as an empty answer)."""
+    if once.status != "empty" or _answered(once):
+        return False
+    if once.result is not None and once.result.timed_out:
+        return False
+    return not once.outcome.details.get("safety_refusal")
 
 
 def scrub_secrets(folder: Path) -> None:

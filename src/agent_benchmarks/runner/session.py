@@ -13,9 +13,10 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from agent_benchmarks.answers import extract_answer
+from agent_benchmarks.answers import extract_answer, extract_plain_answer
 from agent_benchmarks.attachments import prepare_attachment
 from agent_benchmarks.backends.base import AgentOutcome, PreparedTask
+from agent_benchmarks.prompts import STANDARD, prompt_variant
 from agent_benchmarks.records import Mode, Task
 from agent_benchmarks.runner.plan import AttemptKey
 from agent_benchmarks.suite import SuiteDef
@@ -28,17 +29,26 @@ class TaskSession:
         mode: Mode,
         system_prompt: str | None = None,
         block_answer_sources: bool = False,
+        prompt_name: str = STANDARD,
     ):
         assert suite.prompt is not None, f"suite {suite.name} declares no prompt"
         self.suite = suite
-        self.prompt = suite.prompt
+        # --prompt NAME: a variant of the suite's prompt (ValueError for one it lacks).
+        self.prompt_name = prompt_name
+        self.prompt = prompt_variant(suite.prompt, prompt_name)
         self.mode: Mode = mode
-        self.system_prompt = system_prompt if system_prompt is not None else suite.prompt.system
+        self.system_prompt_file = system_prompt is not None
+        self.system_prompt = system_prompt if system_prompt is not None else self.prompt.system
         self.block_answer_sources = block_answer_sources
 
     def settings(self) -> dict[str, Any]:
         """The prompt and blocking facts a manifest records."""
         return {
+            # The variant named by --prompt (or the runner's default); its text is below,
+            # unless --system-prompt-file replaced the text (then the variant still sets the
+            # task's closing line and how the answer is read).
+            "prompt": self.prompt_name,
+            "system_prompt_source": "file" if self.system_prompt_file else "variant",
             "system_prompt": self.system_prompt,
             "system_prompt_sha256": hashlib.sha256(self.system_prompt.encode()).hexdigest(),
             "answer_format": self.prompt.answer,
@@ -82,7 +92,8 @@ class TaskSession:
         """The prediction, and what the row should say about how it was read."""
         if self.prompt.answer == "raw":
             return outcome.output, {}
-        extracted = extract_answer(outcome.output)
+        read = extract_answer if self.prompt.answer == "envelope" else extract_plain_answer
+        extracted = read(outcome.output)
         return extracted.answer, {
             "answer_envelope": extracted.envelope,
             "n_envelopes": extracted.n_envelopes,

@@ -1,0 +1,196 @@
+"""Upstream's method on the real ``gaia-run``: the real ``lightpanda agent`` against a
+scripted model on 127.0.0.1. The prompt variant each runner and model gets by default, the
+empty-answer retry, and the search engine Lightpanda was left to use."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent_benchmarks.localweb.models import (
+    API_KEY,
+    Conversation,
+    FinalAnswer,
+    ScriptedModelServer,
+    StepPolicy,
+)
+from agent_benchmarks.prompts import RESEARCH_BRIEF, RESEARCH_PERSISTENT
+from agent_benchmarks.records import Manifest, PredictionRow
+from tests.support import REPO
+
+pytestmark = pytest.mark.e2e
+MODEL = "scripted-method"
+FLASH = "scripted-gemini-flash"
+TAVILY_KEY = "tvly-DO-NOT-LEAK-0123456789abcdef"
+SEARCH_KEYS = ("BRAVE_API_KEY", "TAVILY_API_KEY", "EXA_API_KEY")
+
+
+class ByRequest(StepPolicy):
+    """Replies with the n-th text on the task's n-th model request. Lightpanda follows an
+    empty reply with one tool-less synthesis request: an attempt that answers nothing takes
+    two empty replies."""
+
+    def __init__(self, *texts: str):
+        self.texts = texts
+
+    def step(self, conv: Conversation) -> FinalAnswer:
+        return FinalAnswer(self.texts[min(conv.request_number, len(self.texts)) - 1])
+
+
+def _gaia(
+    server: ScriptedModelServer, run_dir: Path, *args: str, model: str = MODEL, **env: str
+) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if k not in SEARCH_KEYS}
+    return subprocess.run(
+        [
+            str(Path(sys.executable).parent / "gaia-run"),
+            "--provider",
+            "openai_compatible",
+            "--model",
+            model,
+            "--base-url",
+            f"{server.root_url}/task/{{task_id}}/v1",
+            "--scaffold",
+            "--timeout",
+            "60",
+            "--task-ids",
+            "g1-plain",
+            "--out-dir",
+            str(run_dir),
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        env={**base, "OPENAI_API_KEY": API_KEY, "LIGHTPANDA_DISABLE_TELEMETRY": "true", **env},
+        cwd=REPO,
+        timeout=180,
+    )
+
+
+def _rows(run_dir: Path) -> list[PredictionRow]:
+    lines = (run_dir / "predictions.jsonl").read_text().splitlines()
+    return [PredictionRow.model_validate_json(line) for line in lines]
+
+
+def _manifest(run_dir: Path) -> Manifest:
+    return Manifest.model_validate_json((run_dir / "manifest.json").read_text())
+
+
+def test_an_empty_answer_is_retried_once_and_both_times_are_kept(
+    gaia_file: Path, tmp_path: Path
+) -> None:
+    run_dir = tmp_path / "retry"
+    policy = ByRequest("", "", "<ANSWER>3</ANSWER>")
+    with ScriptedModelServer(lambda task_id: policy, models=[MODEL]) as server:
+        proc = _gaia(server, run_dir, "--dataset-file", str(gaia_file))
+        asked = server.model_requests("g1-plain")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert len(asked) == 3
+    (row,) = _rows(run_dir)
+    assert (row.status, row.prediction) == ("ok", "3")
+    assert row.details["retried"] is True
+    retry = row.details["empty_retry"]
+    assert retry["kept"] == "retry" and retry["dropped"]["status"] == "empty"
+    assert row.duration_s >= retry["dropped"]["duration_s"]
+    # Each run of the agent had its own folder and trace.
+    folders = sorted(p.name for p in (run_dir / "attempts" / "g1-plain").iterdir())
+    assert folders == ["1.1", "1.1-retry"]
+    assert _manifest(run_dir).settings["empty_retry"]["on"] is True
+
+
+def test_no_empty_retry_keeps_the_empty_answer(gaia_file: Path, tmp_path: Path) -> None:
+    run_dir = tmp_path / "no-retry"
+    policy = ByRequest("", "", "<ANSWER>3</ANSWER>")
+    with ScriptedModelServer(lambda task_id: policy, models=[MODEL]) as server:
+        proc = _gaia(server, run_dir, "--dataset-file", str(gaia_file), "--no-empty-retry")
+        asked = server.model_requests("g1-plain")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert len(asked) == 2
+    (row,) = _rows(run_dir)
+    assert row.status == "empty" and "retried" not in row.details
+    manifest = _manifest(run_dir)
+    assert manifest.settings["empty_retry"] == {"on": False, "why": "--no-empty-retry"}
+    assert manifest.settings["flags"]["no_empty_retry"] is True
+
+
+def test_a_flash_model_gets_the_answer_only_prompt_and_its_plain_reply_is_read(
+    gaia_file: Path, tmp_path: Path
+) -> None:
+    run_dir = tmp_path / "flash"
+    policy = ByRequest("  3 \n")
+    with ScriptedModelServer(lambda task_id: policy, models=[FLASH]) as server:
+        proc = _gaia(server, run_dir, "--dataset-file", str(gaia_file), model=FLASH)
+        (request,) = server.model_requests("g1-plain")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert request.conversation is not None
+    assert request.conversation.system.startswith(RESEARCH_BRIEF)
+    assert "<ANSWER>" not in request.conversation.messages[0].text
+    session = _manifest(run_dir).settings["session"]
+    assert (session["prompt"], session["answer_format"]) == ("answer-only", "plain")
+    assert session["system_prompt_sha256"] == hashlib.sha256(RESEARCH_BRIEF.encode()).hexdigest()
+    assert _manifest(run_dir).settings["flags"]["prompt"] == "answer-only"
+    (row,) = _rows(run_dir)
+    assert (row.status, row.prediction) == ("ok", "3")
+
+
+def test_prompt_picks_a_variant_and_a_resume_keeps_it(gaia_file: Path, tmp_path: Path) -> None:
+    run_dir = tmp_path / "pinned"
+    policy = ByRequest("<ANSWER>3</ANSWER>")
+    with ScriptedModelServer(lambda task_id: policy, models=[FLASH]) as server:
+        proc = _gaia(
+            server,
+            run_dir,
+            "--dataset-file",
+            str(gaia_file),
+            "--prompt",
+            "persistence",
+            model=FLASH,
+        )
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        session = _manifest(run_dir).settings["session"]
+        assert session["prompt"] == "persistence"
+        assert session["system_prompt"] == RESEARCH_PERSISTENT
+        # The whole command again with another --prompt is refused, naming the flag.
+        again = _gaia(
+            server,
+            run_dir,
+            "--dataset-file",
+            str(gaia_file),
+            "--prompt",
+            "answer-only",
+            "--resume",
+            model=FLASH,
+        )
+    assert again.returncode == 2
+    assert "--prompt" in again.stderr
+
+
+def test_an_unknown_prompt_is_refused_in_one_line(gaia_file: Path, tmp_path: Path) -> None:
+    with ScriptedModelServer(lambda task_id: ByRequest("1"), models=[MODEL]) as server:
+        proc = _gaia(server, tmp_path / "r", "--dataset-file", str(gaia_file), "--prompt", "bold")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().count("\n") == 0, proc.stderr
+    assert "--prompt bold" in proc.stderr
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize(
+    ("env", "engine"), [({"TAVILY_API_KEY": TAVILY_KEY}, "tavily"), ({}, "keenable")]
+)
+def test_the_search_engine_is_recorded_never_the_key(
+    gaia_file: Path, tmp_path: Path, env: dict[str, str], engine: str
+) -> None:
+    run_dir = tmp_path / engine
+    with ScriptedModelServer(lambda task_id: ByRequest("<ANSWER>3</ANSWER>"), models=[MODEL]) as s:
+        proc = _gaia(s, run_dir, "--dataset-file", str(gaia_file), **env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    search = _manifest(run_dir).settings["backend"]["search"]
+    assert search["engine"] == engine
+    for path in run_dir.rglob("*"):
+        if path.is_file():
+            assert TAVILY_KEY not in path.read_text(errors="replace"), path
