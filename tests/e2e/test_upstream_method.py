@@ -194,3 +194,32 @@ def test_the_search_engine_is_recorded_never_the_key(
     for path in run_dir.rglob("*"):
         if path.is_file():
             assert TAVILY_KEY not in path.read_text(errors="replace"), path
+
+
+def test_the_mcp_runner_defaults_to_the_persistence_prompt(gaia_file: Path, tmp_path: Path) -> None:
+    """Claude Code + Lightpanda's MCP server: upstream's Claude numbers used it."""
+    run_dir = tmp_path / "mcp"
+    with ScriptedModelServer(lambda task_id: ByRequest("<ANSWER>3</ANSWER>")) as server:
+        proc = subprocess.run(
+            [
+                str(Path(sys.executable).parent / "gaia-mcp-run"),
+                *("--backend", "lightpanda", "--dataset-file", str(gaia_file)),
+                *("--task-ids", "g1-plain", "--base-url", f"{server.root_url}/task/{{task_id}}"),
+                *("--auth", "api-key", "--scaffold", "--out-dir", str(run_dir)),
+            ],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "ANTHROPIC_API_KEY": API_KEY},
+            cwd=REPO,
+            timeout=300,
+        )
+        first = server.model_requests("g1-plain")[0]
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert first.conversation is not None
+    assert RESEARCH_PERSISTENT in first.conversation.system
+    session = _manifest(run_dir).settings["session"]
+    assert (session["prompt"], session["answer_format"]) == ("persistence", "envelope")
+    (row,) = _rows(run_dir)
+    assert (row.status, row.prediction) == ("ok", "3")
+    assert "retried" not in row.details  # the retry is the native runner's method only
+    assert _manifest(run_dir).settings["empty_retry"]["on"] is False
