@@ -180,17 +180,26 @@ def test_an_unknown_prompt_is_refused_in_one_line(gaia_file: Path, tmp_path: Pat
 
 
 @pytest.mark.parametrize(
-    ("env", "engine"), [({"TAVILY_API_KEY": TAVILY_KEY}, "tavily"), ({}, "keenable")]
+    ("pinned", "env", "engine"),
+    [
+        ((), {"TAVILY_API_KEY": TAVILY_KEY}, "tavily"),
+        ((), {}, "keenable"),
+        (("--search-engine", "keenable"), {"TAVILY_API_KEY": TAVILY_KEY}, "keenable"),
+    ],
+    ids=["tavily-key", "no-key", "pinned"],
 )
 def test_the_search_engine_is_recorded_never_the_key(
-    gaia_file: Path, tmp_path: Path, env: dict[str, str], engine: str
+    gaia_file: Path, tmp_path: Path, pinned: tuple[str, ...], env: dict[str, str], engine: str
 ) -> None:
     run_dir = tmp_path / engine
     with ScriptedModelServer(lambda task_id: ByRequest("<ANSWER>3</ANSWER>"), models=[MODEL]) as s:
-        proc = _gaia(s, run_dir, "--dataset-file", str(gaia_file), **env)
+        proc = _gaia(s, run_dir, "--dataset-file", str(gaia_file), *pinned, **env)
     assert proc.returncode == 0, proc.stderr[-2000:]
+    (row,) = _rows(run_dir)
+    assert row.status == "ok", row.stderr_tail[-500:]  # lightpanda took the flag
     search = _manifest(run_dir).settings["backend"]["search"]
     assert search["engine"] == engine
+    assert search["chosen_by"].startswith("--search-engine" if pinned else "auto")
     for path in run_dir.rglob("*"):
         if path.is_file():
             assert TAVILY_KEY not in path.read_text(errors="replace"), path
@@ -223,3 +232,15 @@ def test_the_mcp_runner_defaults_to_the_persistence_prompt(gaia_file: Path, tmp_
     assert (row.status, row.prediction) == ("ok", "3")
     assert "retried" not in row.details  # the retry is the native runner's method only
     assert _manifest(run_dir).settings["empty_retry"]["on"] is False
+
+
+def test_a_pinned_engine_without_its_key_is_refused(gaia_file: Path, tmp_path: Path) -> None:
+    with ScriptedModelServer(lambda task_id: ByRequest("1"), models=[MODEL]) as server:
+        proc = _gaia(
+            server, tmp_path / "r", "--dataset-file", str(gaia_file), "--search-engine", "tavily"
+        )
+    assert proc.returncode == 2
+    assert (
+        proc.stderr.strip()
+        == "error: --search-engine tavily needs TAVILY_API_KEY in the environment"
+    )
