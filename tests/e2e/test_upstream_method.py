@@ -166,8 +166,14 @@ def test_prompt_picks_a_variant_and_a_resume_keeps_it(gaia_file: Path, tmp_path:
             "--resume",
             model=FLASH,
         )
+        # Without --prompt, the resumed run keeps persistence, though a Flash model's default
+        # is answer-only (a changed prompt would be refused by its sha256).
+        kept = _gaia(server, run_dir, "--dataset-file", str(gaia_file), "--resume", model=FLASH)
     assert again.returncode == 2
-    assert "--prompt" in again.stderr
+    assert "--prompt" in again.stderr and "answer-only" in again.stderr
+    assert kept.returncode == 0, kept.stderr[-2000:]
+    manifest = _manifest(run_dir)
+    assert len(manifest.sessions) == 2 and manifest.settings["flags"]["prompt"] == "persistence"
 
 
 def test_an_unknown_prompt_is_refused_in_one_line(gaia_file: Path, tmp_path: Path) -> None:
