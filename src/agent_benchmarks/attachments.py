@@ -327,3 +327,27 @@ _OFFICE_EXTRACTORS: dict[str, Callable[[Path], str]] = {
     "xlsx": _xlsx_text,
     "pptx": _pptx_text,
 }
+
+
+def message_attachments(paths: tuple[Path, ...] | list[Path]) -> tuple[str, list[str]]:
+    """For an agent that takes no files (Claude Code over MCP): each planned attachment as
+    text in the message, or a line naming it where it has no text; and, per file, what the
+    agent was given ("text in the message" | "file named only")."""
+    blocks: list[str] = []
+    given: list[str] = []
+    for path in paths:
+        ext = path.suffix.lower().removeprefix(".")
+        text = None if ext in AGENT_BINARY_TYPES else _read_text(path)
+        # An extracted text is "<original name>.txt": the agent is told the original's name.
+        extracted = path.suffix == ".txt" and Path(path.stem).suffix != ""
+        name = path.stem if extracted else path.name
+        if text is None:
+            blocks.append(
+                f"A file comes with this task: {name}. You have no tool that can open it; "
+                "answer from the question and the web."
+            )
+            given.append("file named only")
+        else:
+            blocks.append(f"The file attached to this task, {name}, as text:\n\n{text}")
+            given.append("text in the message")
+    return "\n\n".join(blocks), given

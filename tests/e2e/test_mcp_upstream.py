@@ -8,6 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from agent_benchmarks.localweb.models import (
+    API_KEY,
+    Conversation,
+    FinalAnswer,
+    ScriptedModelServer,
+    StepPolicy,
+)
+from agent_benchmarks.records import PredictionRow
 from tests.support import run_cli
 
 pytestmark = pytest.mark.e2e
@@ -62,3 +70,30 @@ def test_a_subscriber_without_a_login_is_told_before_the_first_task(
     assert proc.returncode == 2
     assert "no Claude login found" in proc.stderr, proc.stderr[-2000:]
     assert not (tmp_path / "r").exists()
+
+
+class AnswerAtOnce(StepPolicy):
+    def step(self, conv: Conversation) -> object:
+        return FinalAnswer("<ANSWER>ocelot</ANSWER>")
+
+
+@pytest.mark.parametrize(("task_id", "seen"), [("g1-text", "ocelot"), ("g1-sheet", "amount")])
+def test_the_mcp_agent_is_shown_the_attachment(
+    gaia_file: Path, tmp_path: Path, task_id: str, seen: str
+) -> None:
+    run_dir = tmp_path / "run"
+    with ScriptedModelServer(lambda _: AnswerAtOnce()) as server:
+        proc = run_cli(
+            "gaia-mcp-run", "--backend", "lightpanda", "--dataset-file", str(gaia_file),
+            "--task-ids", task_id, "--base-url", f"{server.root_url}/task/{{task_id}}",
+            "--auth", "api-key", "--scaffold", "--out-dir", str(run_dir),
+            env={"ANTHROPIC_API_KEY": API_KEY},
+        )  # fmt: skip
+        first = server.model_requests(task_id)[0]
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert first.conversation is not None
+    text = first.conversation.task_text
+    assert f"{task_id}." in text.split("as text:")[0] and seen in text
+    (line,) = (run_dir / "predictions.jsonl").read_text().splitlines()
+    row = PredictionRow.model_validate_json(line)
+    assert row.details["attachments"][0]["given_to_agent"] == "text in the message"

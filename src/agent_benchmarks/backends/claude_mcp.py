@@ -32,6 +32,7 @@ from urllib.parse import quote
 import anyio
 from pydantic import BaseModel, ConfigDict
 
+from agent_benchmarks.attachments import message_attachments
 from agent_benchmarks.backends.base import AgentOutcome, PreparedTask, process_failure
 from agent_benchmarks.backends.claude_stream import audit_calls, parse_stream
 from agent_benchmarks.backends.lightpanda import bundled_binary, check_binary
@@ -371,8 +372,16 @@ class ClaudeMcpBackend:
             base_url = base_url.replace("{task_id}", quote(prepared.task.id, safe=""))
             env["ANTHROPIC_BASE_URL"] = base_url
         env |= prepared.env
+        message = prepared.text
+        if prepared.attachments:
+            # Claude Code takes no files: the attachment's text goes into the message, or a
+            # line naming it; the row records which.
+            block, given = message_attachments(prepared.attachments)
+            message = f"{prepared.text}\n\n{block}"
+            for entry, how in zip(prepared.details.get("attachments", []), given, strict=False):
+                entry["given_to_agent"] = how
         return ProcessSpec(
-            argv=argv, env=env, cwd=prepared.workdir, timeout_s=None, stdin_text=prepared.text
+            argv=argv, env=env, cwd=prepared.workdir, timeout_s=None, stdin_text=message
         )
 
     def outcome(self, prepared: PreparedTask, result: ProcessResult) -> AgentOutcome:
