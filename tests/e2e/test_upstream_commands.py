@@ -17,7 +17,6 @@ are model API errors.
 from __future__ import annotations
 
 import json
-import threading
 import urllib.error
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -35,6 +34,7 @@ from agent_benchmarks.localweb.models import (
     StepPolicy,
     call,
 )
+from agent_benchmarks.localweb.serving import BackgroundHTTPServer
 from agent_benchmarks.records import Manifest, PredictionRow
 from tests.support import WEBBENCH_CSV, lightpanda_binary, run_cli
 
@@ -160,10 +160,11 @@ def test_the_reproducing_command_then_resume_with_the_same_command_line(
     assert not _files_holding(run_dir, ANTHROPIC_KEY)
 
 
-class UserAgentEcho:
+class UserAgentEcho(BackgroundHTTPServer):
     """A page that records the User-Agent header of every request."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.seen: list[str] = []
         echo = self
 
@@ -180,16 +181,13 @@ class UserAgentEcho:
                 self.end_headers()
                 self.wfile.write(body)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/drill"
+        self._handler = Handler
 
-    def __enter__(self) -> UserAgentEcho:
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+    def _make_server(self) -> ThreadingHTTPServer:
+        server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler)
+        # Kept after the server stops: tests compare it with what the run recorded.
+        self.url = f"http://127.0.0.1:{server.server_address[1]}/drill"
+        return server
 
 
 class ReadThenAnswer(StepPolicy):
@@ -274,11 +272,12 @@ def test_the_mcp_runner_refuses_a_user_agent(tmp_path: Path) -> None:
 # --- the agent-browser chat runner ---------------------------------------------------------------
 
 
-class KeyRecorder:
+class KeyRecorder(BackgroundHTTPServer):
     """A pass-through in front of the scripted server that records each request's path,
     Authorization header and model: what Google's endpoint would receive."""
 
     def __init__(self, upstream: str):
+        super().__init__()
         self.seen: list[dict[str, Any]] = []
         recorder = self
 
@@ -316,16 +315,13 @@ class KeyRecorder:
                 self.end_headers()
                 self.wfile.write(payload)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self._handler = Handler
 
-    def __enter__(self) -> KeyRecorder:
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+    def _make_server(self) -> ThreadingHTTPServer:
+        server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler)
+        # Kept after the server stops: tests compare it with what the run recorded.
+        self.url = f"http://127.0.0.1:{server.server_address[1]}"
+        return server
 
 
 def _ab_run(assistantbench_file: Path, run_dir: Path, *upstream: str, env: dict[str, str]):
