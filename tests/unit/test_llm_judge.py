@@ -23,6 +23,7 @@ from agent_benchmarks.scoring.llm_judge import (
     judge_info,
     judge_rows,
     judge_summary,
+    missing_judge_key,
     page_reading_calls,
     parse_verdict,
     prompt_hash,
@@ -632,6 +633,17 @@ def test_google_key_falls_back_to_google_api_key(
     [result] = judge_rows([make_row()], config_for(server, "google"), None)
     assert result.verdict == "YES"
     assert server.requests[0].api_key == "AIzaTEST-other-google-key-0123456789"
+
+
+def test_missing_judge_key_names_the_variable_to_set() -> None:
+    claude, gemini = JudgeConfig(model="claude-sonnet-4-5"), JudgeConfig(model="gemini-2.5-pro")
+    assert missing_judge_key(claude, {}) == "ANTHROPIC_API_KEY"
+    assert missing_judge_key(claude, {"ANTHROPIC_API_KEY": "  "}) == "ANTHROPIC_API_KEY"
+    assert missing_judge_key(claude, {"ANTHROPIC_API_KEY": "sk-ant-x"}) is None
+    assert missing_judge_key(gemini, {}) == "GEMINI_API_KEY or GOOGLE_API_KEY"
+    assert missing_judge_key(gemini, {"GOOGLE_API_KEY": "AIza-x"}) is None
+    with pytest.raises(JudgeConfigError, match="my-model"):
+        missing_judge_key(JudgeConfig(model="my-model"), {})
 
 
 def test_provider_inference() -> None:

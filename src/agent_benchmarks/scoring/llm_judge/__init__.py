@@ -40,6 +40,7 @@ from agent_benchmarks.scoring.llm_judge.providers import (
     PRICES_PER_MTOK,
     cost_usd,
     infer_provider,
+    missing_judge_key,
 )
 
 __all__ = [
@@ -62,6 +63,7 @@ __all__ = [
     "judge_info",
     "judge_rows",
     "judge_summary",
+    "missing_judge_key",
     "page_reading_calls",
     "parse_verdict",
     "prompt_hash",

@@ -113,6 +113,20 @@ def api_key_for(provider: ProviderName, environ: Mapping[str, str] | None = None
     raise JudgeConfigError(f"the {provider} judge needs an API key: set {wanted}{hint}")
 
 
+def missing_judge_key(config: JudgeConfig, environ: Mapping[str, str] | None = None) -> str | None:
+    """The environment variable to set when the judge of ``config`` has no API key, else None.
+
+    For a run that grades at the end to refuse before its first task rather than after the
+    last. Several accepted variables are named together (``GEMINI_API_KEY or
+    GOOGLE_API_KEY``). Raises :class:`JudgeConfigError` when the provider cannot be told.
+    """
+    env = os.environ if environ is None else environ
+    names = KEY_ENV_VARS[infer_provider(config)]
+    if any(env.get(name, "").strip() for name in names):
+        return None
+    return " or ".join(names)
+
+
 @dataclass(frozen=True)
 class Completion:
     text: str
