@@ -18,6 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import openpyxl
 import pytest
 
 from agent_benchmarks.backends.agent_browser_chat import (
@@ -35,7 +36,6 @@ from agent_benchmarks.backends.agent_browser_chat import (
     _endpoint,
     _gemini_model,
     _model,
-    chat_message,
     chat_prompt,
     classify,
     parse_verbose,
@@ -71,8 +71,10 @@ from agent_benchmarks.localweb.oracle import (
     WaitForText,
 )
 from agent_benchmarks.prompts import ANSWER_ONLY, RESEARCH_ANSWER_ONLY, default_prompt_name
-from agent_benchmarks.records import TaskInput
+from agent_benchmarks.records import Task, TaskInput
+from agent_benchmarks.runner.plan import AttemptKey
 from agent_benchmarks.runner.process import ProcessResult
+from agent_benchmarks.runner.session import TaskSession
 from agent_benchmarks.webbench import SUITE as WEBBENCH
 from tests.support import REPO, run_cli
 
@@ -580,29 +582,88 @@ def test_a_model_the_scripted_oracle_would_ignore_is_refused(tmp_path: Path) -> 
     ]
 
 
-def test_the_message_carries_the_prompt_and_text_attachments(tmp_path: Path) -> None:
+def _sent_for(attachment: Path, tmp_path: Path) -> tuple[str, dict[str, Any]]:
+    """The message a GAIA task with ``attachment`` reaches the chat with (what the attempt
+    passes to ``agent-browser chat``), and the row's record of the attachment."""
+    session = TaskSession(GAIA, "scaffold", prompt_name=ANSWER_ONLY)
+    task = Task(
+        suite="gaia",
+        id="g1",
+        question="What does the attached file say?",
+        level=1,
+        file_name=attachment.name,
+        attachment_path=attachment,
+    )
+    workdir = tmp_path / "attempt"
+    prepared = session.prepare(task, AttemptKey("g1", 1, 1), workdir)
+    config = ChatConfig(
+        agent_browser="agent-browser",
+        engine="chrome",
+        model="anthropic/claude-sonnet-4.6",
+        provider="anthropic",
+        gateway_url="http://127.0.0.1:9/",
+    )
+    spec = AgentBrowserChatBackend(config, {}).command(prepared)
+    message = json.loads(Path(spec.argv[-1]).read_text(encoding="utf-8"))["message"]
+    # chat takes no system prompt: the suite's opens the message, then the task.
+    assert prepared.system_prompt is not None
+    opening = f"{prepared.system_prompt.strip()}\n\n{prepared.text}\n\n"
+    assert message.startswith(opening)
+    (record,) = prepared.details["attachments"]  # what the engine writes into the row
+    return message[len(opening) :], record
+
+
+def test_a_text_attachment_follows_the_task_in_the_message(tmp_path: Path) -> None:
     note = tmp_path / "g1-text.txt"
     note.write_text("ocelot\n", encoding="utf-8")
-    picture = tmp_path / "chart.png"
-    picture.write_bytes(b"\x89PNG")
-    big = tmp_path / "big.csv"
-    big.write_text("x" * 200_000, encoding="utf-8")
-    prepared = PreparedTask(
-        task=TaskInput(suite="gaia", id="g", question="Which word?"),
-        attempt=1,
-        text="Which word?",
-        system_prompt="Answer only.\n",
-        attachments=(note, picture, big),
+    sent, record = _sent_for(note, tmp_path)
+    assert sent == "The file attached to this task, g1-text.txt, as text:\n\nocelot\n"
+    assert (record["action"], record["given_to_agent"]) == ("attached", "text in the message")
+
+
+def test_a_spreadsheet_reaches_the_chat_as_its_cells(tmp_path: Path) -> None:
+    book = openpyxl.Workbook()
+    book.active.append(["item", "amount"])
+    book.active.append(["walnuts", 20])
+    book.active.append(["figs", 22])
+    book.save(tmp_path / "g1-sheet.xlsx")
+    sent, record = _sent_for(tmp_path / "g1-sheet.xlsx", tmp_path)
+    assert sent.startswith("The file attached to this task, g1-sheet.xlsx, as text:\n\n")
+    assert "1\titem\tamount\n2\twalnuts\t20\n3\tfigs\t22\n" in sent
+    assert (record["action"], record["given_to_agent"]) == ("extracted", "text in the message")
+
+
+@pytest.mark.parametrize(
+    ("name", "action"),
+    [("g1-scan.png", "attached"), ("g1-archive.bin", "skipped")],
+    ids=["image", "binary"],
+)
+def test_a_file_the_chat_cannot_read_is_named_in_one_line(
+    tmp_path: Path, name: str, action: str
+) -> None:
+    (tmp_path / name).write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    sent, record = _sent_for(tmp_path / name, tmp_path)
+    assert sent == (
+        f"A file comes with this task: {name}. You have no tool that can open it; "
+        "answer from the question and the web."
     )
-    message, passed = chat_message(prepared)
-    assert message.startswith("Answer only.\n\nWhich word?\n\nAttached file g1-text.txt:\nocelot")
-    assert passed == [
-        {"file": "g1-text.txt", "passed": "inlined"},
-        {"file": "chart.png", "passed": "no: agent-browser chat takes text only"},
-        {"file": "big.csv", "passed": "inlined, cut to fit the message"},
-    ]
-    assert len(message.encode()) < 128 * 1024
-    assert message.endswith("[... cut: the attachment did not fit in agent-browser chat's message]")
+    assert (record["action"], record["given_to_agent"]) == (action, "file named only")
+
+
+def test_a_text_too_long_for_one_argument_is_cut_and_the_row_says_so(tmp_path: Path) -> None:
+    table = tmp_path / "g1-table.csv"
+    table.write_text("row,value\n" + "n,1\n" * 100_000, encoding="utf-8")  # 400 KB
+    sent, record = _sent_for(table, tmp_path)
+    message = json.loads(next(tmp_path.glob("attempt/attempt.json")).read_text())["message"]
+    # Linux takes at most 128 KiB in one argument; the message stays under the project's cap.
+    assert 119 * 1024 < len(message.encode()) <= 120 * 1024
+    kept, total = record["given_chars"], record["text_chars"]
+    assert record["given_to_agent"] == "text in the message, cut to fit"
+    assert total == len(table.read_text()) and 0 < kept < total
+    assert sent.endswith(
+        f"[... g1-table.csv is cut here: only its first {kept} of {total} characters fit in "
+        "the message]"
+    )
 
 
 def test_under_gemini_direct_the_meter_gives_back_gemini_s_thought_signatures(

@@ -15,8 +15,12 @@ from pptx.util import Inches
 
 from agent_benchmarks.attachments import (
     BINARY_LIMIT_BYTES,
+    GIVEN_NAME,
+    GIVEN_TEXT,
+    GIVEN_TEXT_CUT,
     TEXT_LIMIT_BYTES,
     AttachmentPlan,
+    message_attachments,
     prepare_attachment,
 )
 from agent_benchmarks.errors import InputError
@@ -235,3 +239,99 @@ def test_long_extraction_is_truncated_below_the_limit(tmp_path: Path) -> None:
 def test_missing_attachment_is_an_input_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"nowhere\.png: cannot read it"):
         prepare_attachment(tmp_path / "nowhere.png", tmp_path)
+
+
+# --- in the message, for agents that take no files ---------------------------------------------
+
+
+def _planned(source: Path, workdir: Path) -> dict:
+    """The row's record of an attachment, as the suite's session makes it."""
+    return prepare_attachment(source, workdir).model_dump(exclude_none=True)
+
+
+def test_a_text_file_goes_into_the_message_whole(tmp_path: Path) -> None:
+    note = tmp_path / "g1-text.txt"
+    note.write_text("ocelot\nline two\n", encoding="utf-8")
+    block, (record,) = message_attachments([_planned(note, tmp_path / "work")])
+    assert block == "The file attached to this task, g1-text.txt, as text:\n\nocelot\nline two\n"
+    assert record["given_to_agent"] == GIVEN_TEXT == "text in the message"
+    assert record["action"] == "attached" and record["original"] == "g1-text.txt"
+
+
+def test_a_spreadsheet_goes_in_as_its_extracted_text_under_its_own_name(tmp_path: Path) -> None:
+    sheet = _write_xlsx(tmp_path / "plots.xlsx")
+    block, (record,) = message_attachments([_planned(sheet, tmp_path / "work")])
+    head, text = block.split("\n\n", 1)
+    assert head == "The file attached to this task, plots.xlsx, as text:"
+    assert "2\tP1\tEarl Smith\t12" in text and "4\t\t\t=SUM(C2:C3)" in text
+    assert f"fill={GREEN}: B2 F9" in text
+    assert (record["action"], record["given_to_agent"]) == ("extracted", GIVEN_TEXT)
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "action"),
+    [
+        ("chart.png", b"\x89PNG\r\n\x1a\n\x00\x00", "attached"),  # the native agent's
+        ("bundle.bin", b"\x00\x01\x02binary", "skipped"),
+    ],
+)
+def test_a_file_without_text_is_named_in_one_line(
+    tmp_path: Path, name: str, content: bytes, action: str
+) -> None:
+    source = tmp_path / name
+    source.write_bytes(content)
+    block, (record,) = message_attachments([_planned(source, tmp_path / "work")])
+    assert block == (
+        f"A file comes with this task: {name}. You have no tool that can open it; "
+        "answer from the question and the web."
+    )
+    assert (record["action"], record["given_to_agent"]) == (action, GIVEN_NAME)
+    assert "\x89PNG" not in block
+
+
+def test_a_file_the_dataset_lacks_is_named(tmp_path: Path) -> None:
+    missing = {"original": "gone.pdf", "action": "skipped", "note": "file not found"}
+    block, records = message_attachments([missing])
+    assert block.startswith("A file comes with this task: gone.pdf.")
+    assert records == [missing | {"given_to_agent": GIVEN_NAME}]
+    assert "given_to_agent" not in missing  # the caller's records are not changed
+
+
+def test_text_over_the_message_limit_is_cut_and_the_record_says_how_much(
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "long.csv"
+    text = "é" * 50_000 + "\n"  # two bytes a character, so a cut may split one
+    source.write_text(text, encoding="utf-8")
+    picture = tmp_path / "map.png"
+    picture.write_bytes(b"\x89PNG")
+    plans = [_planned(source, tmp_path), _planned(picture, tmp_path)]
+    block, (cut, named) = message_attachments(plans, max_bytes=30_000)
+    size = len(block.encode("utf-8"))
+    assert 29_990 <= size <= 30_000  # all that fits, and no more
+    # The named file's line is whole after the cut text: only the text gave way.
+    assert block.endswith(
+        "\n\nA file comes with this task: map.png. You have no tool that can open it; "
+        "answer from the question and the web."
+    )
+    assert named["given_to_agent"] == GIVEN_NAME
+    kept = cut["given_chars"]
+    assert cut["given_to_agent"] == GIVEN_TEXT_CUT and cut["text_chars"] == len(text)
+    cut_line = (
+        f"[... long.csv is cut here: only its first {kept} of {len(text)} characters fit in "
+        "the message]"
+    )
+    assert block.startswith(
+        f"The file attached to this task, long.csv, as text:\n\n{'é' * kept}\n{cut_line}\n\n"
+    )
+    # Without a limit nothing is cut.
+    whole, (record, _) = message_attachments(plans)
+    assert text in whole and record["given_to_agent"] == GIVEN_TEXT
+
+
+def test_text_that_fits_is_not_cut(tmp_path: Path) -> None:
+    source = tmp_path / "short.md"
+    source.write_text("# Title\n", encoding="utf-8")
+    block, (record,) = message_attachments([_planned(source, tmp_path)], max_bytes=200)
+    assert record["given_to_agent"] == GIVEN_TEXT and "given_chars" not in record
+    assert len(block.encode()) <= 200

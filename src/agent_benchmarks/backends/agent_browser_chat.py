@@ -59,7 +59,7 @@ from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict
 
-from agent_benchmarks.attachments import AGENT_TEXT_TYPES
+from agent_benchmarks.attachments import message_attachments
 from agent_benchmarks.backends.agent_browser_chat_attempt import (
     CLEANUP_LOG,
     METER_LOG,
@@ -125,9 +125,9 @@ _MAX_ANSWER_KEPT_CHARS = 20_000
 ANSWER_JOINED = "joined"
 ANSWER_LAST_REPLY = "last-reply"
 _CHARS_PER_TOKEN = 4  # the estimate for replies that carry no usage
-# The chat's message is one argv string: Linux refuses more than 128 KiB (MAX_ARG_STRLEN).
+# The chat's message is one argv string: Linux refuses more than 128 KiB (MAX_ARG_STRLEN),
+# and the whole chat with it (E2BIG). A margin below that for the string's terminator.
 _MESSAGE_MAX_BYTES = 120 * 1024
-_CUT_MARKER = "\n[... cut: the attachment did not fit in agent-browser chat's message]"
 
 
 # --- reading what an attempt left -------------------------------------------------------------
@@ -492,7 +492,10 @@ class AgentBrowserChatBackend:
         upstream = prepared.base_url or c.gateway_url.replace(
             "{task_id}", quote(prepared.task.id, safe="")
         )
-        message, _ = chat_message(prepared)
+        message, attachments = chat_message(prepared)
+        if attachments:
+            # The row says what reached the model of each attachment.
+            prepared.details["attachments"] = attachments
         attempt = {
             "binary": c.agent_browser,
             "session": self.session_name(workdir),
@@ -545,9 +548,6 @@ class AgentBrowserChatBackend:
         output = joined if self.config.answer == ANSWER_JOINED else last
         if status == "empty" and error is None and output:
             status = "ok"  # e.g. the step cap: no last reply, but the turns said something
-        passed = chat_message(prepared)[1]
-        if passed:
-            details["chat_attachments"] = passed
         if meter.problems:
             details["meter_problems"] = meter.problems
         return AgentOutcome(
@@ -562,28 +562,23 @@ class AgentBrowserChatBackend:
 
 
 def chat_message(prepared: PreparedTask) -> tuple[str, list[dict[str, Any]]]:
-    """The one message the chat gets, and how each attachment reached it.
+    """The one message the chat gets, and the row's attachment records saying what of each
+    attachment reached it.
 
     chat takes no system prompt (its own is fixed), so the suite's opens the message, and
-    no files, so text attachments (GAIA's, office files already extracted to text) follow it
-    inline; others cannot reach the model. The message is one argv string, which Linux caps
-    at 128 KiB, so inlined text is cut to fit and the cut is said in the message."""
+    no files, so GAIA's attachment follows the task as the MCP runner gives it: its text
+    (office files extracted), or a line naming a file that has none. The message is one
+    argv string, which Linux caps at 128 KiB: an attachment's text is cut to keep the
+    message under :data:`_MESSAGE_MAX_BYTES`, and the message and the record say so."""
     parts = [prepared.system_prompt.strip()] if prepared.system_prompt else []
     parts.append(prepared.text)
-    passed: list[dict[str, Any]] = []
-    for path in prepared.attachments:
-        if path.suffix.lower().lstrip(".") not in AGENT_TEXT_TYPES:
-            passed.append({"file": path.name, "passed": "no: agent-browser chat takes text only"})
-            continue
-        text = path.read_text(encoding="utf-8", errors="replace")
-        room = _MESSAGE_MAX_BYTES - len("\n\n".join(parts).encode()) - 200
-        if len(text.encode()) > room:
-            text = text.encode()[: max(room, 0)].decode("utf-8", "ignore") + _CUT_MARKER
-            passed.append({"file": path.name, "passed": "inlined, cut to fit the message"})
-        else:
-            passed.append({"file": path.name, "passed": "inlined"})
-        parts.append(f"Attached file {path.name}:\n{text}")
-    return "\n\n".join(parts), passed
+    head = "\n\n".join(parts)
+    plans = prepared.details.get("attachments")
+    if not plans:
+        return head, []
+    room = _MESSAGE_MAX_BYTES - len(head.encode("utf-8")) - len("\n\n")
+    block, records = message_attachments(plans, max_bytes=room)
+    return f"{head}\n\n{block}", records
 
 
 def _read_json(path: Path) -> dict[str, Any]:

@@ -373,13 +373,12 @@ class ClaudeMcpBackend:
             env["ANTHROPIC_BASE_URL"] = base_url
         env |= prepared.env
         message = prepared.text
-        if prepared.attachments:
+        if prepared.details.get("attachments"):
             # Claude Code takes no files: the attachment's text goes into the message, or a
             # line naming it; the row records which.
-            block, given = message_attachments(prepared.attachments)
+            block, records = message_attachments(prepared.details["attachments"])
             message = f"{prepared.text}\n\n{block}"
-            for entry, how in zip(prepared.details.get("attachments", []), given, strict=False):
-                entry["given_to_agent"] = how
+            prepared.details["attachments"] = records
         return ProcessSpec(
             argv=argv, env=env, cwd=prepared.workdir, timeout_s=None, stdin_text=message
         )
