@@ -6,6 +6,8 @@ attachment is planned before the agent starts: passed through when the agent rea
 into a ``.txt`` file when only its text can reach the model (Word, Excel and PowerPoint files,
 and text files under an extension the agent does not know), or skipped with the reason recorded.
 A file that cannot be read is data trouble on one task, so it is skipped rather than raised.
+Agents that take no files get the planned text in their message instead
+(:func:`message_attachments`).
 """
 
 from __future__ import annotations

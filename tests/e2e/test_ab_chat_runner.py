@@ -26,7 +26,15 @@ from agent_benchmarks.localweb.models import (
 from agent_benchmarks.localweb.site import LocalSite
 from agent_benchmarks.prompts import RESEARCH_BRIEF
 from agent_benchmarks.records import Manifest, PredictionRow, Scores
-from tests.support import chromium_binary, left_running, lightpanda_binary, run_cli
+from tests.support import (
+    GAIA_ROWS,
+    chromium_binary,
+    left_running,
+    lightpanda_binary,
+    run_cli,
+    write_gaia_attachments,
+    write_gaia_parquet,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -123,13 +131,19 @@ def test_localweb_on_lightpanda_passes_all_but_the_shadow_root(tmp_path: Path) -
     _assert_cleaned_up(run_dir, rows)
 
 
-def _gaia_ab(gaia_file: Path, server: ScriptedModelServer, run_dir: Path, *extra: str):
+def _gaia_ab(
+    gaia_file: Path,
+    server: ScriptedModelServer,
+    run_dir: Path,
+    *extra: str,
+    task_id: str = "g1-plain",
+):
     return run_cli(
         "gaia-ab-run",
         "--dataset-file",
         str(gaia_file),
         "--task-ids",
-        "g1-plain",
+        task_id,
         "--model",
         "scripted/oracle",
         "--gateway-url",
@@ -297,4 +311,50 @@ def test_the_prediction_is_the_joined_text_or_the_last_reply(
     assert manifest.settings["backend"]["answer"] == (answer or "joined")
     assert manifest.settings["flags"]["chat_answer"] == (answer or "joined")
     assert manifest.settings["session"]["prompt"] == "answer-only"
+    assert not left_running(run_dir)
+
+
+# The GAIA copy's attachments (tests/support.py), and a picture the chat cannot be shown.
+_PICTURE_ROW = GAIA_ROWS[1] | {
+    "task_id": "g1-picture",
+    "Question": "What animal is in the attached picture?",
+    "file_name": "g1-picture.png",
+    "file_path": "2023/validation/g1-picture.png",
+}
+
+
+@pytest.mark.parametrize(
+    ("task_id", "shown", "given"),
+    [
+        ("g1-text", "g1-text.txt, as text:\n\nocelot\n", "text in the message"),
+        ("g1-sheet", "g1-sheet.xlsx, as text:\n\n", "text in the message"),
+        ("g1-picture", "A file comes with this task: g1-picture.png.", "file named only"),
+    ],
+)
+def test_a_gaia_attachment_reaches_the_chat_s_model(
+    tmp_path: Path, task_id: str, shown: str, given: str
+) -> None:
+    """chat takes no files: the attachment's text follows the task in its one message (a
+    spreadsheet's cells, extracted), or a line names a file that has no text."""
+    folder = tmp_path / "gaia"
+    write_gaia_attachments(folder)
+    (folder / "g1-picture.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    gaia_file = write_gaia_parquet(folder / "metadata.parquet", [*GAIA_ROWS, _PICTURE_ROW])
+    run_dir = tmp_path / task_id
+    with ScriptedModelServer(lambda _: ScriptedPolicy([FinalAnswer("ocelot")])) as server:
+        proc = _gaia_ab(gaia_file, server, run_dir, task_id=task_id)
+        (request,) = server.model_requests(task_id)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert request.conversation is not None
+    message = request.conversation.task_text  # what agent-browser sent the model
+    question = next(r["Question"] for r in [*GAIA_ROWS, _PICTURE_ROW] if r["task_id"] == task_id)
+    assert question in message and shown in message
+    assert message.index(question) < message.index(shown)
+    if task_id == "g1-sheet":
+        assert "2\ta\t20\n3\tb\t22" in message  # the cells, row by row
+    (row,) = _rows(run_dir)
+    assert (row.status, row.prediction) == ("ok", "ocelot")
+    (record,) = row.details["attachments"]
+    assert record["original"] == row.file_name and row.file_name in shown
+    assert record["given_to_agent"] == given
     assert not left_running(run_dir)
