@@ -224,6 +224,14 @@ class UsageSummary(_Record):
     n_estimated_rows: int = 0
 
 
+class FailedWithAnswer(_Record):
+    """Attempts that timed out or failed after printing an answer, graded on that answer."""
+
+    n: int = 0
+    n_correct: int = 0
+    ids: list[str] = Field(default_factory=list)  # one per attempt, in per_task order
+
+
 class Scores(_Record):
     """``scores.json``: provenance first, then the numbers, then every graded attempt."""
 
@@ -243,6 +251,11 @@ class Scores(_Record):
     n_errors: dict[str, int] = Field(default_factory=dict)
     accuracy_on_completed: float | None
     n_completed: int
+    # None in a scores.json written before failed attempts' answers were graded.
+    failed_with_answer: FailedWithAnswer | None = None
+    # Upstream's matching, keys and denominator (scoring/upstream_match.py), labelled; None
+    # for localweb (upstream has no such suite) and in files written before it existed.
+    upstream_view: dict[str, Any] | None = None
     attempts: dict[str, Any] = Field(default_factory=dict)
     usage: UsageSummary
     duration_s: dict[str, float] = Field(default_factory=dict)

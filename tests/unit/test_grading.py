@@ -222,3 +222,88 @@ def test_out_may_not_overwrite_the_predictions(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "that is the predictions file" in result.stderr
     assert predictions.read_bytes() == before
+
+
+# --- the upstream-comparable view and answers printed before a failure ------------------------
+
+
+def test_gaia_upstream_view_beside_unchanged_official_scores(tmp_path: Path) -> None:
+    rows = [
+        _row("a", "The Beatles", "Beatles"),  # articles: upstream right, official wrong
+        _row("b", "b, a", "a, b", level=2),  # list order: the same
+        _row("c", "€1.5", "1.5"),  # currency sign: the same
+        _row("d", "1.005", "1"),  # wrong in both; within 1%: 0.5 in upstream's soft score
+        _row("e", "42", "42"),  # right in both
+        # Printed the right answer, then timed out: graded on it in both views.
+        _row("f", "42", "42", status="timeout", timed_out=True, error_class="timeout"),
+        # Printed a wrong answer, then crashed: graded, wrong in both.
+        _row("g", "41", "42", status="error", error_class="crash", returncode=-9),
+        # Timed out with nothing printed: not graded, wrong.
+        _row("h", None, "42", status="timeout", timed_out=True, error_class="timeout"),
+    ]
+    # "i" was selected but has no row: in the official denominator, not in upstream's.
+    scores = _grade("gaia-grade", _run_dir(tmp_path, rows, [*(r.id for r in rows), "i"]))
+    per = {e["id"]: e for e in scores["per_task"]}
+    assert [per[i]["correct"] for i in "abcdefghi"] == [False] * 4 + [True, True] + [False] * 3
+    assert scores["accuracy_strict"] == pytest.approx(2 / 9)
+    assert scores["accuracy_on_completed"] == pytest.approx(1 / 5)  # its meaning kept: a-e
+    assert scores["n_timeouts"] == 2  # failures stay failures in the status counts
+    assert scores["n_errors"] == {"crash": 1, "missing_row": 1}
+    assert scores["failed_with_answer"] == {"n": 2, "n_correct": 1, "ids": ["f", "g"]}
+    assert per["f"]["details"] == {"answer_before_failure": "timeout"}
+    assert per["h"]["details"] == {"not_graded": "timeout"}
+
+    view = scores["upstream_view"]
+    assert view["label"] == "upstream-comparable view"
+    assert "not the official scorer" in view["note"]
+    assert view["n_tasks"] == 8  # the rows in the file: the task without a row is left out
+    assert view["accuracy"] == pytest.approx(5 / 8)  # a, b, c, e, f
+    assert view["accuracy_soft"] == pytest.approx(5.5 / 8)  # d counts 0.5
+    assert view["timeouts"] == 2 and view["n_answered"] == 7
+    assert view["by_level"]["2"] == {"n": 1, "accuracy": 1.0, "accuracy_soft": 1.0}
+    assert view["failed_with_answer"] == {"n": 2, "n_correct": 1, "ids": ["f", "g"]}
+    assert view["avg_duration_s"] == 10.0
+    upstream_per = {line["id"]: line for line in view["per_task"]}
+    assert upstream_per["d"]["score_soft"] == 0.5
+    assert "i" not in upstream_per
+
+
+def test_assistantbench_upstream_view(tmp_path: Path) -> None:
+    common = {"suite": "assistantbench", "level": None}
+    rows = [
+        _row("a", "1,000", "1000", difficulty="Easy", **common),  # official 0, upstream 1
+        _row("b", "3 miles", "3", difficulty="Easy", **common),  # official 0, upstream 1
+        _row("c", "50", "100", difficulty="Hard", **common),  # official 0.31, upstream 0.5
+        _row("d", "55", "55", difficulty="Hard", status="timeout", error_class="timeout", **common),
+    ]
+    scores = _grade(
+        "assistantbench-grade", _run_dir(tmp_path, rows, ["a", "b", "c", "d"], "assistantbench")
+    )
+    per = {e["id"]: e["score"] for e in scores["per_task"]}
+    assert per == pytest.approx({"a": 0.0, "b": 0.0, "c": 1 - 0.6931471805599453, "d": 1.0})
+    assert scores["accuracy_strict"] == pytest.approx(1 / 4)
+    assert scores["failed_with_answer"] == {"n": 1, "n_correct": 1, "ids": ["d"]}
+    view = scores["upstream_view"]
+    assert view["accuracy_soft"] == pytest.approx((1 + 1 + 0.5 + 1) / 4)
+    assert view["accuracy_strict"] == 1.0  # 0.5 is strict-correct upstream
+    assert view["by_difficulty"]["Hard"] == {"n": 2, "accuracy_soft": 0.75, "accuracy_strict": 1.0}
+
+
+def test_upstream_view_counts_the_final_row_of_a_retried_attempt(tmp_path: Path) -> None:
+    rows = [
+        _row("a", None, "3", status="timeout", error_class="timeout"),
+        _row("a", "The 3", "3"),  # a resume's retry: the row that counts
+        _row("b", "x", "3"),
+    ]
+    scores = _grade("gaia-grade", _run_dir(tmp_path, rows, ["a", "b"]))
+    view = scores["upstream_view"]
+    assert view["n_tasks"] == 2 and scores["n_rows"] == 3
+    assert view["timeouts"] == 0 and scores["failed_with_answer"]["n"] == 0
+
+
+def test_grade_prints_the_upstream_view_apart(tmp_path: Path) -> None:
+    predictions = _run_dir(tmp_path, [_row("a", "The Beatles", "Beatles")], ["a"])
+    result = run_cli("gaia-grade", str(predictions))
+    assert result.returncode == 0, result.stderr
+    assert "upstream-comparable view" in result.stdout
+    assert "not the official scorer" in result.stdout

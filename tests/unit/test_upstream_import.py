@@ -217,15 +217,23 @@ def test_gaia_grade_reads_an_upstream_folder(tmp_path: Path) -> None:
     assert {k: v for k, v in after.items() if k != "scores.json"} == before
     scores = _scores(run / "scores.json")
     _assert_imported(scores)
-    # g1 right; g2 wrong under the official scorer; g3 empty; g4 timeout; g5 crash.
+    # g1 right; g2 wrong under the official scorer; g3 empty; g4 timed out after printing
+    # the right answer, graded on it as upstream did; g5 crashed with nothing printed.
     assert scores["n_tasks"] == 5 and scores["n_rows"] == 5
-    assert scores["accuracy_strict"] == pytest.approx(1 / 5)
+    assert scores["accuracy_strict"] == pytest.approx(2 / 5)
     assert scores["accuracy_on_completed"] == pytest.approx(1 / 3)
     assert (scores["n_timeouts"], scores["n_errors"]) == (1, {"crash": 1})
     assert scores["by_group"]["level"]["1"]["n"] == 4
     assert scores["by_group"]["level"]["2"]["accuracy_strict"] == 0.0
     per = {e["id"]: e for e in scores["per_task"]}
-    assert per["g4"]["details"] == {"not_graded": "timeout"}
+    assert per["g4"]["correct"] is True
+    assert per["g4"]["details"] == {"answer_before_failure": "timeout"}
+    assert per["g5"]["details"] == {"not_graded": "error"}
+    assert scores["failed_with_answer"] == {"n": 1, "n_correct": 1, "ids": ["g4"]}
+    # Upstream's own matching takes g2 too (Beatles = The Beatles), over the rows in the file.
+    view = scores["upstream_view"]
+    assert (view["n_tasks"], view["accuracy"], view["timeouts"]) == (5, pytest.approx(3 / 5), 1)
+    assert view["by_level"]["2"]["accuracy"] == 1.0
     # Four rows carry usage: 100 + 10 + 1000 + 50 tokens each, no cost.
     assert scores["usage"]["totals"]["input_tokens"] == 400
     assert scores["usage"]["totals"]["cost_usd"] is None
@@ -305,7 +313,7 @@ def test_upstreams_own_scores_json_is_left_alone(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     after = _digests(run)
     assert {k: v for k, v in after.items() if k != IMPORTED_SCORES_NAME} == before
-    assert _scores(run / IMPORTED_SCORES_NAME)["accuracy_strict"] == pytest.approx(1 / 5)
+    assert _scores(run / IMPORTED_SCORES_NAME)["accuracy_strict"] == pytest.approx(2 / 5)
 
 
 # --- compare ----------------------------------------------------------------------------------
@@ -339,7 +347,7 @@ def test_compare_accepts_an_upstream_folder_as_imported(cli, tmp_path: Path) -> 
     assert row["mode"] == "imported"
     assert row["stack"]["model"] == "sonnet"
     assert row["stack"]["backend"].startswith("upstream")
-    assert row["n_tasks"] == 5 and row["n_successes"] == 1
+    assert row["n_tasks"] == 5 and row["n_successes"] == 2  # g4 printed 42 before timing out
     assert row["eligibility"]["headline"] is False
     codes = [r["code"] for r in row["eligibility"]["reasons"]]
     assert "imported" in codes and "mode" not in codes

@@ -1,4 +1,5 @@
-"""``assistantbench-grade``: the official AssistantBench evaluator over a predictions file.
+"""``assistantbench-grade``: the official AssistantBench evaluator over a predictions file,
+with upstream's own matching beside it (scores.json's ``upstream_view``).
 
 Metrics as the AssistantBench leaderboard reports them: ``accuracy_soft`` is the mean score,
 ``accuracy_strict`` the share of tasks scoring at least 0.5, ``answer_rate`` the share with
@@ -15,6 +16,7 @@ from agent_benchmarks.cli import grade_command
 from agent_benchmarks.records import PredictionRow, TaskScore
 from agent_benchmarks.scoring.assistantbench import evaluate
 from agent_benchmarks.scoring.scorecard import Grade, mean
+from agent_benchmarks.scoring.upstream_match import assistantbench_score
 
 STRICT_THRESHOLD = 0.5
 
@@ -43,7 +45,14 @@ class AssistantBenchGrader:
             }
             if result.error:
                 details["error"] = result.error
-            grades.append(Grade(result.score, result.score >= STRICT_THRESHOLD, details))
+            grades.append(
+                Grade(
+                    result.score,
+                    result.score >= STRICT_THRESHOLD,
+                    details,
+                    upstream=assistantbench_score(row.prediction, row.gold),
+                )
+            )
         return grades
 
     def metrics(self, entries: Sequence[TaskScore]) -> dict[str, Any]:

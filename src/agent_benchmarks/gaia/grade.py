@@ -1,4 +1,5 @@
-"""``gaia-grade``: the official GAIA leaderboard scorer over a predictions file."""
+"""``gaia-grade``: the official GAIA leaderboard scorer over a predictions file, with
+upstream's lenient matching beside it (scores.json's ``upstream_view``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from agent_benchmarks.cli import grade_command
 from agent_benchmarks.records import PredictionRow, TaskScore
 from agent_benchmarks.scoring.gaia import question_scorer
 from agent_benchmarks.scoring.scorecard import Grade
+from agent_benchmarks.scoring.upstream_match import gaia_score
 
 
 class GaiaGrader:
@@ -26,7 +28,8 @@ class GaiaGrader:
         grades = []
         for row in rows:
             correct = question_scorer(row.prediction, row.gold or "")
-            grades.append(Grade(1.0 if correct else 0.0, correct))
+            upstream = gaia_score(row.prediction, row.gold)
+            grades.append(Grade(1.0 if correct else 0.0, correct, upstream=upstream))
         return grades
 
     def metrics(self, entries: Sequence[TaskScore]) -> dict[str, Any]:

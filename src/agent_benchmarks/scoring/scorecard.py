@@ -8,10 +8,17 @@ module does the rest the same way for all suites:
   duplicate and refused);
 - the denominator: every task the run selected (the manifest's ``task_ids`` and
   ``repeat``), so a task without a row counts as wrong (``missing_row``), and timeouts and
-  errors count as wrong in ``accuracy_strict``, while ``accuracy_on_completed`` leaves
-  infrastructure failures out and says so; a run imported from upstream's harness has no
+  errors count as wrong in ``accuracy_strict`` unless they printed a right answer first,
+  while ``accuracy_on_completed`` leaves infrastructure failures out and says so; a run
+  imported from upstream's harness has no
   task list, so its denominator is the rows in the file, and scores.json says so in its
   ``provenance`` (with what upstream's manifest said and what upstream does not record);
+- answers printed before a failure: an attempt that timed out or exited with an error
+  after printing an answer is graded on that answer, as upstream's harness does, and
+  counted apart (``failed_with_answer``); it stays a timeout or an error in the status
+  counts, and ``--resume`` still retries it;
+- the upstream-comparable view (``upstream_view``, :mod:`.upstream_match`): upstream's
+  matching, keys and denominator beside the official numbers, for the suites upstream has;
 - per-attempt metrics and their mean for repeated runs, breakdowns by group, usage,
   cost and duration, and the readable summary table.
 """
@@ -35,6 +42,7 @@ from agent_benchmarks import upstream
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.records import (
     INFRA_STATUSES,
+    FailedWithAnswer,
     Manifest,
     PredictionRow,
     Scores,
@@ -42,6 +50,7 @@ from agent_benchmarks.records import (
     Usage,
     UsageSummary,
 )
+from agent_benchmarks.scoring.upstream_match import UpstreamGrade, upstream_view
 from agent_benchmarks.storage import PredictionsFile, read_predictions, write_json_atomic
 
 
@@ -52,6 +61,9 @@ class Grade:
     score: float
     correct: bool
     details: dict[str, Any] = field(default_factory=dict)
+    # The same answer under upstream's matching; None: the official grade stands in (WebBench,
+    # whose judge is the same in both views).
+    upstream: UpstreamGrade | None = None
 
 
 class Grader(Protocol):
@@ -65,7 +77,8 @@ class Grader(Protocol):
         ...
 
     def grade(self, rows: Sequence[PredictionRow]) -> list[Grade]:
-        """Grade rows that completed (status ok or empty), in order."""
+        """Grade, in order, rows that completed (status ok or empty) and rows that failed
+        (timeout or error) after printing an answer."""
         ...
 
     def metrics(self, entries: Sequence[TaskScore]) -> dict[str, Any]:
@@ -153,6 +166,11 @@ def _mean_usage(total: Usage, n: int) -> Usage:
     )
 
 
+def failed_with_answer(status: str, prediction: str | None) -> bool:
+    """A timeout or error that printed an answer first: graded on it, as upstream does."""
+    return status in INFRA_STATUSES and bool((prediction or "").strip())
+
+
 def mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
@@ -222,36 +240,47 @@ def build_scores(
                 f"{grader.suite} is graded against gold (was it run on a test split?)"
             )
     chosen = final_rows(rows, predictions_path)
-    completed = [r for r in chosen.rows if r.status not in INFRA_STATUSES]
+    gradable = [
+        r
+        for r in chosen.rows
+        if r.status not in INFRA_STATUSES or failed_with_answer(r.status, r.prediction)
+    ]
     if progress:
-        progress(f"grading {len(completed)} completed attempts")
-    grades = dict(zip((id(r) for r in completed), grader.grade(completed), strict=True))
+        n_failed = sum(1 for r in gradable if r.status in INFRA_STATUSES)
+        also = f", and {n_failed} that failed after printing an answer" if n_failed else ""
+        progress(f"grading {len(gradable) - n_failed} completed attempts{also}")
+    grades = dict(zip((id(r) for r in gradable), grader.grade(gradable), strict=True))
 
     entries: list[TaskScore] = []
+    upstream_grades: list[tuple[TaskScore, UpstreamGrade]] = []
     for row in chosen.rows:
         grade = grades.get(id(row))
-        if grade is None:  # timeout or error: never correct, whatever partial text it left
+        if grade is None:  # a timeout or error that printed nothing: nothing to grade
             grade = Grade(0.0, False, {"not_graded": row.status})
-        entries.append(
-            TaskScore(
-                id=row.id,
-                attempt=row.attempt,
-                score=grade.score,
-                correct=grade.correct,
-                status=row.status,
-                error_class=row.error_class,
-                prediction=row.prediction,
-                gold=row.gold,
-                duration_s=row.duration_s,
-                usage=row.usage,
-                details=(
-                    {**grade.details, "contaminated": True}
-                    if row.details.get("contaminated")
-                    else grade.details
-                ),
-                **row.suite_fields(),
-            )
+        details = grade.details
+        if failed_with_answer(row.status, row.prediction):
+            details = {**details, "answer_before_failure": row.status}
+        if row.details.get("contaminated"):
+            details = {**details, "contaminated": True}
+        entry = TaskScore(
+            id=row.id,
+            attempt=row.attempt,
+            score=grade.score,
+            correct=grade.correct,
+            status=row.status,
+            error_class=row.error_class,
+            prediction=row.prediction,
+            gold=row.gold,
+            duration_s=row.duration_s,
+            usage=row.usage,
+            details=details,
+            **row.suite_fields(),
         )
+        entries.append(entry)
+        stand_in = UpstreamGrade(score=grade.score, correct=grade.correct)
+        upstream_grades.append((entry, grade.upstream or stand_in))
+    # Upstream's denominator is the rows in the file: taken before missing rows are added.
+    comparable = upstream_view(grader.suite, upstream_grades)
 
     # Every selected task belongs in the denominator, with or without a row.
     if manifest is not None and manifest.task_ids:
@@ -316,6 +345,7 @@ def build_scores(
             }
 
     completed_entries = [e for e in entries if e.status not in INFRA_STATUSES]
+    failed = [e for e in entries if failed_with_answer(e.status, e.prediction)]
     durations = [r.duration_s for r in chosen.rows]
     all_usage = _sum_usage(r.usage for r in rows)  # retried attempts cost money too
     n_tasks = len({e.id for e in entries})
@@ -345,6 +375,12 @@ def build_scores(
         n_errors=dict(sorted(errors.items())),
         accuracy_on_completed=(strict_accuracy(completed_entries) if completed_entries else None),
         n_completed=len(completed_entries),
+        failed_with_answer=FailedWithAnswer(
+            n=len(failed),
+            n_correct=sum(1 for e in failed if e.correct),
+            ids=[e.id for e in failed],
+        ),
+        upstream_view=comparable,
         attempts=attempts,
         usage=UsageSummary(
             totals=all_usage,
@@ -438,6 +474,11 @@ def print_summary(scores: Scores, out: Path, console: Console | None = None) -> 
         _fmt(scores.accuracy_on_completed) if scores.accuracy_on_completed is not None else "-",
     )
     table.add_row("answered", str(scores.n_answered))
+    if scores.failed_with_answer is not None and scores.failed_with_answer.n:
+        failed = scores.failed_with_answer
+        table.add_row(
+            "failed after answering (graded on it)", f"{failed.n} ({failed.n_correct} right)"
+        )
     table.add_row("timeouts", str(scores.n_timeouts))
     table.add_row("errors", ", ".join(f"{k}={v}" for k, v in scores.n_errors.items()) or "0")
     totals = scores.usage.totals
@@ -464,6 +505,15 @@ def print_summary(scores: Scores, out: Path, console: Console | None = None) -> 
         for name, metrics in groups.items():
             group_table.add_row(name, *(_fmt(metrics[k]) for k in keys))
         console.print(group_table)
+    if scores.upstream_view is not None:
+        view = scores.upstream_view
+        view_table = Table(title=f"{view['label']}: {view['note']}")
+        view_table.add_column("upstream's key")
+        view_table.add_column("value", justify="right")
+        for key, value in view.items():
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                view_table.add_row(key, _fmt(value))
+        console.print(view_table)
     for warning in scores.warnings:
         console.print(f"[yellow]warning:[/] {warning}")
     console.print(f"wrote {out}")
