@@ -3,10 +3,12 @@ missing), failures in the denominator, repeats, paired differences, costs, stack
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from agent_benchmarks.errors import InputError
 from agent_benchmarks.report.compare import (
     CompositeInput,
     compare_runs,
@@ -15,8 +17,10 @@ from agent_benchmarks.report.compare import (
 )
 from agent_benchmarks.report.load import load_runs
 from agent_benchmarks.report.markdown import render_markdown
-from agent_benchmarks.report.schema import ComparisonReport, StackRow
+from agent_benchmarks.report.schema import SCORE_VIEWS as VIEWS
+from agent_benchmarks.report.schema import VIEW_TITLES, ComparisonReport, StackRow
 from agent_benchmarks.report.stacks import driven_programs, engine_of, stack_of
+from tests.support import run_cli
 from tests.unit.report_builders import Attempt, make_run, row_for, task_ids, uniform
 
 DEFAULTS = parse_weights("success=0.5,tokens=0.25,duration=0.15,tool_calls=0.1")
@@ -379,3 +383,94 @@ def test_mcp_tool_names_line_up_across_stacks(tmp_path: Path) -> None:
     )
     (group,) = report(run).groups
     assert [t.tool for t in group.diagnostics[0].tools] == ["goto"]
+
+
+# --- score views --------------------------------------------------------------------------------
+
+
+def _view_run(tmp_path: Path) -> Path:
+    """Ten tasks (gold "42"): 6 answered "42", 2 answered "€42" (wrong for the official
+    scorer, right for upstream's matching), one printed "42" and then timed out (right in
+    both views), one timed out silently; and an eleventh selected task with no row."""
+    outcomes = uniform(6, Attempt())
+    outcomes |= uniform(2, Attempt(prediction="€42"), prefix="euro")
+    outcomes["late"] = [Attempt(status="timeout", error_class="timeout", prediction="42")]
+    outcomes["silent"] = [Attempt(status="timeout", error_class="timeout")]
+    run = make_run(tmp_path, "views", outcomes)
+    manifest = (run / "manifest.json").read_text().replace('"silent"', '"silent", "no-row"')
+    (run / "manifest.json").write_text(manifest)
+    return run
+
+
+def test_the_official_view_counts_every_selected_task(tmp_path: Path) -> None:
+    result = report(_view_run(tmp_path))
+    assert result.view == "official" and result.groups[0].view == "official"
+    (row,) = result.groups[0].rows
+    assert (row.n_successes, row.n_attempts) == (7, 11)  # 6 + the late answer; no-row counts
+    assert row.n_timeouts == 2
+    assert row.errors_by_class == {"missing_row": 1}
+
+
+def test_the_upstream_view_counts_upstreams_way(tmp_path: Path) -> None:
+    run = _view_run(tmp_path)
+    result = compare_runs(load_runs([run], view="upstream"), resamples=300)
+    assert result.view == "upstream" and result.groups[0].view == "upstream"
+    (row,) = result.groups[0].rows
+    assert (row.n_successes, row.n_attempts) == (9, 10)  # the euros count; no-row is left out
+    assert row.n_timeouts == 2
+    assert row.errors_by_class == {}
+    assert row.leak.accuracy_strict == pytest.approx(9 / 10)
+    # The official view of the same folder is unchanged by having been read the other way.
+    (official,) = report(run).groups[0].rows
+    assert (official.n_successes, official.n_attempts) == (7, 11)
+
+
+def test_views_are_never_mixed_in_one_report(tmp_path: Path) -> None:
+    official = load_runs([make_run(tmp_path, "a")])
+    upstream = load_runs([make_run(tmp_path, "b", model="m2")], view="upstream")
+    with pytest.raises(InputError, match="different score views"):
+        compare_runs([*official, *upstream])
+
+
+def test_compare_view_flag_names_the_view_in_every_table_header(tmp_path: Path) -> None:
+    run = _view_run(tmp_path)
+    outputs = {view: (tmp_path / f"{view}.md", tmp_path / f"{view}.html") for view in VIEWS}
+    for view, (markdown, html) in outputs.items():
+        result = run_cli(
+            "agent-benchmarks", "compare", str(run), "--view", view, "--resamples", "200",
+            "--markdown-out", str(markdown), "--html-out", str(html),
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        assert f"Scores: {VIEW_TITLES[view]}." in result.stdout  # above the terminal table
+    official_md, upstream_md = (outputs[v][0].read_text() for v in VIEWS)
+    assert "| success, official scorers (95% CI) |" in official_md
+    assert "upstream's matching" not in official_md
+    assert "| success, upstream's matching (95% CI) |" in upstream_md
+    assert "official scorers (95% CI)" not in upstream_md
+    assert "9/10 = " in upstream_md and "7/11 = " in official_md
+    assert "not by the official scorers" in upstream_md
+    upstream_html = outputs["upstream"][1].read_text()
+    assert "<th>success, upstream&#x27;s matching (95% CI)</th>" in upstream_html
+    result = run_cli("agent-benchmarks", "compare", str(run), "--view", "both")
+    assert result.returncode == 2 and "--view" in result.stderr
+
+
+def test_upstream_view_of_scores_written_before_it_existed(tmp_path: Path) -> None:
+    run = _view_run(tmp_path)
+    report(run)  # grades it: scores.json written with both views
+    scores = json.loads((run / "scores.json").read_text())
+    del scores["upstream_view"], scores["failed_with_answer"]
+    (run / "scores.json").write_text(json.dumps(scores))
+    before = (run / "scores.json").read_bytes()
+    (loaded,) = load_runs([run], view="upstream")
+    assert loaded.graded_on_the_fly
+    assert any("graded before scores had an upstream view" in w for w in loaded.warnings)
+    assert sum(e.correct for e in loaded.entries) == 9
+    assert (run / "scores.json").read_bytes() == before  # the file is left as it is
+
+
+def test_localweb_has_no_upstream_view(tmp_path: Path) -> None:
+    run = make_run(tmp_path, "lw", {"home-links": [Attempt()]}, suite="localweb")
+    assert load_runs([run])[0].scores is not None  # the official view loads
+    with pytest.raises(InputError, match="upstream's harness has no localweb suite"):
+        load_runs([run], view="upstream")

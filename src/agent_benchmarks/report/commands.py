@@ -25,7 +25,7 @@ from agent_benchmarks.report.html import render_html
 from agent_benchmarks.report.leaks import audit_run
 from agent_benchmarks.report.load import check_inputs, load_run, load_runs
 from agent_benchmarks.report.markdown import render_markdown, splice
-from agent_benchmarks.report.schema import ComparisonReport, LeakAudit
+from agent_benchmarks.report.schema import SCORE_VIEWS, VIEW_TITLES, ComparisonReport, LeakAudit
 from agent_benchmarks.report.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
 from agent_benchmarks.storage import write_json_atomic
 
@@ -41,12 +41,13 @@ def _write(path: Path, text: str) -> None:
 def _print_scoreboard(report: ComparisonReport, console: Console) -> None:
     for group in report.groups:
         console.print(f"\n{group.suite}: {len(group.rows)} stack(s)", markup=False)
+        console.print(fmt.view_note(group.view), markup=False)
         for i, row in enumerate(group.rows, start=1):
             console.print(f"  #{i} {row.key} ({row.mode}, {row.run_dir})", markup=False)
         table = Table()
         for column in (
-            "#", "success", "95% CI", "tokens/success", "cost/success", "median s", "calls",
-            "timeouts", "errors", "composite", "headline",
+            "#", f"success ({VIEW_TITLES[group.view]})", "95% CI", "tokens/success",
+            "cost/success", "median s", "calls", "timeouts", "errors", "composite", "headline",
         ):  # fmt: skip
             table.add_column(column, overflow="fold")
         for i, row in enumerate(group.rows, start=1):
@@ -110,6 +111,13 @@ def compare_command(argv: Sequence[str]) -> int:
         default=DEFAULT_RESAMPLES,
         help="bootstrap resamples (default: %(default)s)",
     )
+    parser.add_argument(
+        "--view",
+        choices=SCORE_VIEWS,
+        default="official",
+        help="whose grades count as success: the official scorers (default), or upstream's "
+        "matching over the rows in each file (scores.json's upstream_view); never mixed",
+    )
     args = parser.parse_args(argv)
     weights = parse_weights(args.weights)
     outputs = {
@@ -120,7 +128,7 @@ def compare_command(argv: Sequence[str]) -> int:
     }
     check_inputs(args.run_dirs, outputs)
     console = Console(stderr=True, soft_wrap=True)
-    runs = load_runs(args.run_dirs, console=console)
+    runs = load_runs(args.run_dirs, console=console, view=args.view)
     report = compare_runs(runs, weights=weights, seed=args.seed, resamples=args.resamples)
     _print_scoreboard(report, Console(soft_wrap=True))
     if args.markdown_out:

@@ -1,6 +1,8 @@
 """The scoreboard: one row per compared run (a stack), its evidence, and the composite.
 
-Runs are grouped by suite (rows of different suites are never ranked together). Per row:
+Runs are grouped by suite (rows of different suites are never ranked together), and read
+in one score view (official or upstream-comparable, see ``load.in_view``): a report never
+mixes them. Per row:
 
 - success rate over every selected attempt: timeouts, errors and missing rows count as
   failures and are reported by class, never dropped from the denominator;
@@ -50,6 +52,7 @@ from agent_benchmarks.report.schema import (
     GroupCell,
     LeakAudit,
     PairedDiff,
+    ScoreView,
     StackDiagnostics,
     StackRow,
     SuiteComparison,
@@ -494,6 +497,7 @@ def compare_suite(
     suite: str,
     keyed: list[tuple[str, LoadedRun]],
     *,
+    view: ScoreView,
     weights: dict[str, float],
     seed: int,
     resamples: int,
@@ -537,6 +541,7 @@ def compare_suite(
     ]
     return SuiteComparison(
         suite=suite,
+        view=view,
         rows=rows,
         composite=info,
         overall_winner=overall,
@@ -557,15 +562,28 @@ def compare_runs(
     resamples: int = stats.DEFAULT_RESAMPLES,
     confidence: float = stats.CONFIDENCE,
 ) -> ComparisonReport:
-    """Compare loaded runs, suite by suite."""
+    """Compare loaded runs, suite by suite, in the score view they were read in."""
     weights = dict(DEFAULT_WEIGHTS if weights is None else weights)
+    views = sorted({run.view for run in runs})
+    if len(views) > 1:
+        raise InputError(
+            f"runs read in different score views ({', '.join(views)}): a comparison counts "
+            "success one way only"
+        )
+    view: ScoreView = runs[0].view if runs else "official"
     keyed = list(zip(_keys(runs), runs, strict=True))
     by_suite: dict[str, list[tuple[str, LoadedRun]]] = defaultdict(list)
     for key, run in keyed:
         by_suite[run.suite].append((key, run))
     groups = [
         compare_suite(
-            suite, members, weights=weights, seed=seed, resamples=resamples, confidence=confidence
+            suite,
+            members,
+            view=view,
+            weights=weights,
+            seed=seed,
+            resamples=resamples,
+            confidence=confidence,
         )
         for suite, members in by_suite.items()
     ]
@@ -582,6 +600,7 @@ def compare_runs(
         seed=seed,
         resamples=resamples,
         confidence=confidence,
+        view=view,
         groups=groups,
         warnings=warnings,
     )

@@ -4,6 +4,8 @@ a figure says the same thing (estimated, mixed, lower bound, unknown) everywhere
 from __future__ import annotations
 
 from agent_benchmarks.report.schema import (
+    VIEW_NOTES,
+    VIEW_TITLES,
     CostSummary,
     Eligibility,
     Interval,
@@ -121,6 +123,16 @@ def cell(value: TaskCell | None) -> str:
         f"{mark} {value.successes}/{value.attempts} · {seconds(value.duration_median_s)} · "
         f"{tokens} tok"
     )
+
+
+def success_head(view: str) -> str:
+    """The scoreboard's success column head: it names whose grades it counts."""
+    return f"success, {VIEW_TITLES[view]} (95% CI)"
+
+
+def view_note(view: str) -> str:
+    """The sentence above a suite's tables saying which score view they all show."""
+    return f"Scores: {VIEW_TITLES[view]}. {VIEW_NOTES[view]}"
 
 
 def not_results(group: SuiteComparison) -> str:

@@ -263,10 +263,10 @@ def _scoreboard(group: SuiteComparison) -> str:
             ]
         )
     head = [
-        "#", "stack (backend · engine · model)", "mode", "tasks × attempts", "success (95% CI)",
-        "tokens / success", "cost / success", "cost / task", "median time", "p90 time",
-        "median tool calls", "timeouts", "errors", "contaminated", "leak hits", "composite",
-        "headline eligible",
+        "#", "stack (backend · engine · model)", "mode", "tasks × attempts",
+        e(fmt.success_head(group.view)), "tokens / success", "cost / success", "cost / task",
+        "median time", "p90 time", "median tool calls", "timeouts", "errors", "contaminated",
+        "leak hits", "composite", "headline eligible",
     ]  # fmt: skip
     info = group.composite
     weights = ", ".join(f"{e(name)} {w:.2f}" for name, w in info.weights.items())
@@ -509,7 +509,8 @@ def render_group(group: SuiteComparison, runs: dict[str, LoadedRun]) -> str:
     if banner:
         banner = f'<div class="banner"><b>Not benchmark results.</b> {e(banner)}</div>'
     return (
-        f"<section><h2>{e(group.suite)}</h2>{banner}{_scoreboard(group)}"
+        f"<section><h2>{e(group.suite)}</h2><p>{e(fmt.view_note(group.view))}</p>"
+        f"{banner}{_scoreboard(group)}"
         f"<h3>Headline eligibility</h3>{_eligibility(group)}"
         f"<h3>Charts</h3>{scatter(group)}{durations(group)}{heatmap(group)}"
         f"{_evidence(group)}<h3>Per task: answers, grades and traces</h3>"

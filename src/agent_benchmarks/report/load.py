@@ -13,6 +13,13 @@ are converted as they are read (never rewritten), its manifest is kept as it was
 (``upstream_manifest``), and the run is marked ``imported_from``, which keeps it out of
 headline claims. Upstream's own scores.json is never read nor overwritten: ours sits
 beside it (:func:`agent_benchmarks.upstream.scores_path`).
+
+A run is read in one score view (:func:`in_view`): the official scorers' grades, or the
+upstream-comparable view's (scores.json's ``upstream_view``), whose entries are the rows in
+the file graded with upstream's matching. A scores.json written before that view existed is
+graded again in memory where that is free (GAIA, AssistantBench), and refused with the
+command that refreshes it for WebBench; localweb has no upstream view (upstream's harness
+has no such suite).
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from rich.console import Console
 from agent_benchmarks import upstream
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.records import Manifest, PredictionRow, Scores, TaskScore
+from agent_benchmarks.report.schema import ScoreView
 from agent_benchmarks.scoring.scorecard import (
     Grader,
     build_scores,
@@ -38,6 +46,7 @@ from agent_benchmarks.scoring.scorecard import (
     import_warning,
     read_manifest,
 )
+from agent_benchmarks.scoring.upstream_match import has_upstream_view
 from agent_benchmarks.storage import read_predictions
 
 RUN_FILES = ("predictions.jsonl", "manifest.json", "scores.json", upstream.IMPORTED_SCORES_NAME)
@@ -77,6 +86,7 @@ class LoadedRun(BaseModel):
     # "upstream" when the rows were written by upstream's harness and converted on read.
     imported_from: str | None = None
     upstream_manifest: dict[str, Any] | None = None  # its manifest.json, as written
+    view: ScoreView = "official"  # whose grades ``entries`` holds (see in_view)
 
     @cached_property
     def final_by_key(self) -> dict[tuple[str, int], PredictionRow]:
@@ -123,8 +133,10 @@ def load_run(
     *,
     grade: bool = True,
     console: Console | None = None,
+    view: ScoreView = "official",
 ) -> LoadedRun:
-    """Load a run folder; with ``grade``, make sure it has current grades (see the module).
+    """Load a run folder; with ``grade``, make sure it has current grades (see the module),
+    and read them in ``view``.
 
     Without ``grade`` (the leak audit, which needs only traces) a run whose grades are
     missing or stale and that cannot be graded for free comes back with ``scores`` None.
@@ -187,7 +199,24 @@ def load_run(
             f"{run_dir}: no current scores.json, and {suite} is graded by an LLM judge that "
             f"costs money and needs a judge model: grade it first ({regrade_hint})"
         )
-    return LoadedRun(
+    if view == "upstream" and scores is not None and scores.upstream_view is None:
+        if not has_upstream_view(suite):
+            raise InputError(
+                f"--view upstream: {run_dir} is a {suite} run, and upstream's harness has no "
+                f"{suite} suite, so it has no upstream-comparable view"
+            )
+        if grader is None:
+            raise InputError(
+                f"--view upstream: {scores_path} was graded before scores had an upstream "
+                f"view; grade it again ({regrade_hint})"
+            )
+        warnings.append(
+            f"{scores_path}: graded before scores had an upstream view; graded again in "
+            f"memory, the file is left as it is (refresh it: {regrade_hint})"
+        )
+        scores = _grade_in_memory(predictions, loaded.rows, manifest, grader, warnings, provenance)
+        on_the_fly = True
+    loaded_run = LoadedRun(
         run_dir=run_dir,
         suite=suite,
         manifest=manifest,
@@ -199,6 +228,27 @@ def load_run(
         imported_from=upstream.UPSTREAM if loaded.imported else None,
         upstream_manifest=upstream_manifest if loaded.imported else None,
     )
+    return in_view(loaded_run, view)
+
+
+def in_view(run: LoadedRun, view: ScoreView) -> LoadedRun:
+    """The run with its entries graded in ``view``. The upstream view keeps each final
+    row's official entry (status, answer, usage) with upstream's score and verdict, and
+    leaves out selected attempts without a row: upstream's denominator is the rows in the
+    file."""
+    if view == "official" or run.scores is None:
+        return run
+    comparable = run.scores.upstream_view
+    if comparable is None:
+        raise ValueError(f"{run.run_dir}: its scores have no upstream view")  # load_run checks
+    graded = {(line["id"], line["attempt"]): line for line in comparable["per_task"]}
+    entries = [
+        entry.model_copy(update={"score": line["score"], "correct": line["correct"]})
+        for entry in run.scores.per_task
+        if (line := graded.get((entry.id, entry.attempt))) is not None
+    ]
+    scores = run.scores.model_copy(update={"per_task": entries})
+    return run.model_copy(update={"scores": scores, "view": view})
 
 
 def _grade_in_memory(
@@ -238,7 +288,11 @@ def check_inputs(paths: list[Path], outputs: dict[str, Path | None]) -> None:
 
 
 def load_runs(
-    paths: list[Path], *, grade: bool = True, console: Console | None = None
+    paths: list[Path],
+    *,
+    grade: bool = True,
+    console: Console | None = None,
+    view: ScoreView = "official",
 ) -> list[LoadedRun]:
     check_inputs(paths, {})
-    return [load_run(path, grade=grade, console=console) for path in paths]
+    return [load_run(path, grade=grade, console=console, view=view) for path in paths]

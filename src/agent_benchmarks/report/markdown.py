@@ -36,7 +36,7 @@ def table(head: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
 def render_group(group: SuiteComparison, heading_level: int = 2) -> list[str]:
     h = "#" * heading_level
     numbers = {row.key: f"#{i}" for i, row in enumerate(group.rows, start=1)}
-    out = [f"{h} {group.suite}", ""]
+    out = [f"{h} {group.suite}", "", md(fmt.view_note(group.view)), ""]
     banner = fmt.not_results(group)
     if banner:
         out += [f"> **Not benchmark results.** {md(banner)}", ""]
@@ -46,7 +46,7 @@ def render_group(group: SuiteComparison, heading_level: int = 2) -> list[str]:
             "stack (backend · engine · model)",
             "mode",
             "tasks × attempts",
-            "success (95% CI)",
+            fmt.success_head(group.view),
             "tokens / success",
             "cost / success",
             "cost / task (incl. failures)",

@@ -16,6 +16,23 @@ REPORT_SCHEMA_VERSION = 1
 
 TokenBasis = Literal["exact", "estimated", "mixed", "missing"]
 
+# Whose verdicts a comparison counts as success: the benchmarks' official scorers, or the
+# upstream-comparable view (scores.json's upstream_view). One report holds one view.
+ScoreView = Literal["official", "upstream"]
+SCORE_VIEWS: tuple[ScoreView, ...] = ("official", "upstream")
+VIEW_TITLES: dict[str, str] = {
+    "official": "official scorers",
+    "upstream": "upstream's matching",
+}
+VIEW_NOTES: dict[str, str] = {
+    "official": "Success is graded by each benchmark's official scorer (WebBench: the LLM "
+    "judge); every selected task is in the denominator.",
+    "upstream": "Success is graded as lightpanda-io/agent-benchmarks grades it (its lenient "
+    "GAIA and AssistantBench matching, reimplemented; WebBench: the same judge's verdicts), "
+    "not by the official scorers; the denominator is the rows in each run's file, so a "
+    "selected task without a row is left out.",
+}
+
 # Why a row is not headline eligible; eligibility.py says what triggers each one.
 ReasonCode = Literal[
     "mode",
@@ -247,6 +264,7 @@ class Breakdown(_Model):
 
 class SuiteComparison(_Model):
     suite: str
+    view: ScoreView = "official"
     rows: list[StackRow]
     composite: CompositeInfo
     overall_winner: Winner | None = None
@@ -267,5 +285,6 @@ class ComparisonReport(_Model):
     seed: int
     resamples: int
     confidence: float
+    view: ScoreView = "official"
     groups: list[SuiteComparison]
     warnings: list[str] = Field(default_factory=list)
