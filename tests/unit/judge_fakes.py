@@ -82,19 +82,28 @@ class Received:
         """The user prompt text the SDK put in the body."""
         body = self.body if isinstance(self.body, dict) else {}
         if self.provider == "google":
-            return "".join(
-                part.get("text", "")
-                for content in body.get("contents", [])
-                for part in content.get("parts", [])
-            )
-        texts = []
-        for message in body.get("messages", []):
-            content = message.get("content")
-            if isinstance(content, str):
-                texts.append(content)
-            elif isinstance(content, list):
-                texts.extend(block.get("text", "") for block in content)
-        return "".join(texts)
+            return _parts_text(body.get("contents", []))
+        return "".join(
+            _content_text(message.get("content"))
+            for message in body.get("messages", [])
+            if message.get("role") == "user"
+        )
+
+    @property
+    def system(self) -> str | None:
+        """The system prompt the SDK sent, where each provider's wire format puts it."""
+        body = self.body if isinstance(self.body, dict) else {}
+        if self.provider == "anthropic":
+            return _content_text(body["system"]) if "system" in body else None
+        if self.provider == "google":
+            instruction = body.get("systemInstruction")
+            return _parts_text([instruction]) if instruction else None
+        texts = [
+            _content_text(message.get("content"))
+            for message in body.get("messages", [])
+            if message.get("role") == "system"
+        ]
+        return "".join(texts) if texts else None
 
     @property
     def api_key(self) -> str | None:
@@ -105,6 +114,25 @@ class Received:
             return self.headers.get("x-goog-api-key")
         auth = self.headers.get("authorization", "")
         return auth.removeprefix("Bearer ") if auth else None
+
+
+def _content_text(content: Any) -> str:
+    """A message's text: a plain string, or the text of its content blocks."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(block.get("text", "") for block in content if isinstance(block, dict))
+    return ""
+
+
+def _parts_text(contents: list[Any]) -> str:
+    """Gemini's ``contents`` (or one ``systemInstruction``): the text of every part."""
+    return "".join(
+        part.get("text", "")
+        for content in contents
+        if isinstance(content, dict)
+        for part in content.get("parts", [])
+    )
 
 
 def _success_body(provider: str, reply: Reply, model: str | None) -> dict[str, Any]:

@@ -1,4 +1,7 @@
-"""The WebBench LLM judge, end to end through the real SDKs against a local fake server."""
+"""The WebBench LLM judge, end to end through the real SDKs against a local fake server.
+
+Most tests before the "upstream protocol" section run the strict protocol (``config_for``),
+the one that retries; that section covers the default, upstream's."""
 
 from __future__ import annotations
 
@@ -13,7 +16,8 @@ import pytest
 from agent_benchmarks.records import PredictionRow, ToolCall
 from agent_benchmarks.scoring.llm_judge import (
     CACHE_FILE_NAME,
-    PROMPT_VARIANT,
+    STRICT,
+    UPSTREAM,
     JudgeConfig,
     JudgeConfigError,
     JudgeResult,
@@ -27,6 +31,7 @@ from agent_benchmarks.scoring.llm_judge import (
     page_reading_calls,
     parse_verdict,
     prompt_hash,
+    upstream_prompt,
     visited_urls,
 )
 from agent_benchmarks.scoring.llm_judge import judge as judge_module
@@ -102,8 +107,10 @@ def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
 
 
 def config_for(server: FakeJudgeServer, provider: str, **overrides) -> JudgeConfig:
+    """A strict-protocol judge (the protocol that retries) on the fake server."""
     settings = {
         "model": MODELS[provider],
+        "protocol": "strict",
         "base_url": server.base_url(provider),
         "workers": 2,
         "timeout_s": 5.0,
@@ -264,10 +271,14 @@ def test_timeout_is_retried(server: FakeJudgeServer, provider: str) -> None:
 def test_connection_refused_is_retried_then_judge_error(provider: str) -> None:
     base = closed_port_url() + ("/v1" if provider == "openai" else "")
     config = JudgeConfig(
-        model=MODELS[provider], base_url=base, max_attempts=2, backoff_base_s=0.001
+        model=MODELS[provider],
+        protocol="strict",
+        base_url=base,
+        max_attempts=2,
+        backoff_base_s=0.001,
     )
     [result] = judge_rows([make_row()], config, None)
-    assert result.verdict == "judge_error"
+    assert result.verdict == "judge_error" and result.call_failed
     assert result.calls == 2
     assert "connection error" in (result.error or "").lower()
 
@@ -314,8 +325,8 @@ def test_cache_makes_no_second_call_and_no_cache_forces_calls(
     assert len(lines) == 6  # append-only: the forced calls were appended too
     entry = json.loads(lines[0])
     assert entry["model"] == "claude-haiku-4-5"
-    assert entry["variant"] == PROMPT_VARIANT
-    assert entry["prompt_hash"] == prompt_hash()
+    assert entry["protocol"] == "strict"
+    assert entry["prompt_hash"] == prompt_hash() == STRICT.prompt_hash()
     assert re.fullmatch(r"[0-9a-f]{64}", entry["prompt_sha256"])
     text = cache_path.read_text()
     for key in KEYS.values():
@@ -685,23 +696,30 @@ def test_prices() -> None:
 
 def test_judge_info() -> None:
     config = JudgeConfig(
-        model="gpt-4.1-mini", base_url="https://user:pw@gateway.example:8443/v1?token=abc"
+        model="gpt-4.1-mini",
+        protocol="strict",
+        base_url="https://user:pw@gateway.example:8443/v1?token=abc",
     )
     info = judge_info(config)
     assert info["model"] == "gpt-4.1-mini"
     assert info["provider"] == "openai"
-    assert info["prompt_variant"] == "webbench-text-only"
+    assert info["protocol"] == "strict"
     assert info["prompt_hash"] == prompt_hash()
     assert info["base_url"] == "https://gateway.example:8443/v1"
-    assert (info["max_page_outputs"], info["max_output_chars"]) == (8, 2000)
+    assert info["call"]["max_attempts"] == 5 and info["call"]["timeout_s"] == 60.0
+    assert info["judges_empty_answers"] is False
     json.dumps(info)
 
 
 def test_config_rejects_nonsense() -> None:
     with pytest.raises(ValueError):
-        JudgeConfig(model="claude-haiku-4-5", workers=0)
+        JudgeConfig(model="claude-haiku-4-5", workers=-1)
     with pytest.raises(ValueError):
-        JudgeConfig(model="claude-haiku-4-5", max_attempts=0)
+        JudgeConfig(model="claude-haiku-4-5", protocol="strict", max_attempts=0)
+    with pytest.raises(ValueError, match="one call per row"):
+        JudgeConfig(model="claude-haiku-4-5", protocol="upstream", max_attempts=3)
+    with pytest.raises(ValueError):
+        JudgeConfig(model="claude-haiku-4-5", protocol="lenient")
     with pytest.raises(ValueError):
         JudgeConfig(model="")
 
@@ -712,10 +730,309 @@ def test_summary_counts_and_costs() -> None:
         JudgeResult(
             id="b", verdict="NO", input_tokens=10, output_tokens=1, cost_usd=0.25, cached=True
         ),
-        JudgeResult(id="c", verdict="judge_error", error="HTTP 500", calls=5),
+        JudgeResult(id="c", verdict="judge_error", error="HTTP 500", call_failed=True, calls=5),
     ]
     summary = judge_summary(results)
     assert summary["verdicts"] == {"YES": 1, "NO": 1, "INVALID": 0, "judge_error": 1}
     assert summary["cost_usd"] == pytest.approx(0.75)
     assert summary["spent"]["cost_usd"] == pytest.approx(0.5)
     assert summary["calls"] == 5
+
+
+# --- the upstream protocol ------------------------------------------------------------------
+
+
+def upstream_config(server: FakeJudgeServer, provider: str, **overrides) -> JudgeConfig:
+    settings = {
+        "model": MODELS[provider],
+        "protocol": "upstream",
+        "base_url": server.base_url(provider),
+        "workers": 1,
+        "timeout_s": 5.0,
+    }
+    settings.update(overrides)
+    return JudgeConfig(**settings)
+
+
+def _every_stack_trace() -> list[ToolCall]:
+    """Each call's output is a marker naming the call, so a prompt shows which got through."""
+
+    def call(name: str, page: str | None = None, **args) -> ToolCall:
+        return ToolCall(name=name, args=args, page_url=page, output=f"OUT<{name}>")
+
+    return [
+        call("markdown", page="https://shop.example.com/"),  # before any goto: the start URL
+        ToolCall(name="goto", args={"url": "https://shop.example.com/a"}, output="navigated"),
+        call("extract", page="https://shop.example.com/a", selector=".price"),
+        call("tree", page="https://shop.example.com/a"),
+        call("interactiveElements", page="https://shop.example.com/a"),
+        call("structuredData", page="https://shop.example.com/a"),
+        call("links", page="https://shop.example.com/a"),
+        call("getUrl", page="https://shop.example.com/a"),
+        call("eval", page="https://shop.example.com/a", script="document.title"),
+        call("findElement", page="https://shop.example.com/a"),
+        ToolCall(name="mcp__lightpanda__goto", args={"url": "https://shop.example.com/b"}),
+        call("mcp__lightpanda__markdown", page="https://shop.example.com/b"),
+        call("snapshot", page="https://shop.example.com/c"),  # agent-browser
+        call("get", page="https://shop.example.com/c"),  # agent-browser
+        call("mcp__browser-use__browser_get_state", page="https://shop.example.com/d"),
+    ]
+
+
+UPSTREAM_SHOWN = [
+    "markdown",
+    "extract",
+    "tree",
+    "interactiveElements",
+    "structuredData",
+    "mcp__lightpanda__markdown",
+]
+UPSTREAM_HIDDEN = [
+    "links",
+    "getUrl",
+    "eval",
+    "findElement",
+    "snapshot",
+    "get",
+    "mcp__browser-use__browser_get_state",
+]
+
+
+def test_upstream_shows_the_judge_only_upstreams_page_reading_tools(
+    server: FakeJudgeServer,
+) -> None:
+    server.script(yes())
+    row = make_row(trace=_every_stack_trace(), web_name="shop.example.com")
+    judge_rows([row], upstream_config(server, "anthropic"), None)
+    [sent] = server.requests
+    for name in UPSTREAM_SHOWN:
+        assert f"OUT<{name}>" in sent.prompt, name
+    for name in UPSTREAM_HIDDEN:
+        assert f"OUT<{name}>" not in sent.prompt, name
+    assert "navigated" not in sent.prompt  # goto gives a URL, never page text
+    # Visited URLs: goto arguments only, in order; page URLs of other calls are not listed.
+    assert "- https://shop.example.com/a\n- https://shop.example.com/b\n" in sent.prompt
+    assert "https://shop.example.com/c" not in sent.prompt
+    # Each excerpt is read on the page of the latest goto (the start URL before any).
+    assert "[excerpt 1] markdown on https://shop.example.com/\n" in sent.prompt
+    assert '[excerpt 2] extract {"selector": ".price"} on https://shop.example.com/a' in (
+        sent.prompt
+    )
+    assert "[excerpt 6] markdown on https://shop.example.com/b\nOUT<" in sent.prompt
+    assert "TASK (site: shop.example.com):" in sent.prompt
+    assert sent.system == upstream_prompt.SYSTEM_PROMPT
+
+
+def test_strict_shows_every_read_tool_and_no_system_prompt(server: FakeJudgeServer) -> None:
+    server.script(yes())
+    judge_rows([make_row(trace=_every_stack_trace())], config_for(server, "anthropic"), None)
+    [sent] = server.requests
+    # Its window is the last 8 read-tool outputs: the agent-browser and browser-use ones
+    # (which upstream never shows) are in it.
+    for name in ["snapshot", "get", "mcp__browser-use__browser_get_state", "getUrl", "eval"]:
+        assert f"OUT<{name}>" in sent.prompt, name
+    assert "https://shop.example.com/c" in sent.prompt  # page URLs count as visited
+    assert sent.system is None
+
+
+def test_upstream_keeps_the_last_8_excerpts_cut_at_2000_characters(
+    server: FakeJudgeServer,
+) -> None:
+    trace = [
+        ToolCall(name="markdown", output=f"page {i} " + "x" * (2500 if i == 11 else 10))
+        for i in range(12)
+    ]
+    server.script(yes())
+    judge_rows([make_row(trace=trace)], upstream_config(server, "google"), None)
+    prompt = server.requests[0].prompt
+    assert "page 3 " not in prompt and "page 4 " in prompt and "[excerpt 8]" in prompt
+    assert "[excerpt 9]" not in prompt
+    last = prompt.split("[excerpt 8] markdown on https://shop.example.com/\n", 1)[1]
+    body = last.split("\n\nTHE AGENT'S ANSWER", 1)[0]
+    assert body == ("page 11 " + "x" * 2500)[:2000] + upstream_prompt.CUT_NOTE
+
+
+def test_upstream_prompt_without_navigation_reading_or_answer() -> None:
+    row = make_row(prediction="  ", trace=[], web_name=None)
+    text = upstream_prompt.build_prompt(row, "The shop opens at nine")
+    assert upstream_prompt.NO_URLS in text and upstream_prompt.NO_SNAPSHOTS in text
+    assert f"THE AGENT'S ANSWER:\n{upstream_prompt.EMPTY_ANSWER}\n" in text
+    assert "REFERENCE ANSWER (a hint" in text and "The shop opens at nine" in text
+    assert "TASK (site: (unknown))" in text
+
+
+@pytest.mark.parametrize(
+    ("reply", "verdict", "reasoning"),
+    [
+        ("VERDICT: YES\nREASONING: Seen on the page.", "YES", "Seen on the page."),
+        ("verdict: no\nreasoning: not there", "NO", "not there"),
+        ("Let me look.\n\n   VERDICT:   YES  \nREASONING: fine\nThanks!", "YES", "fine"),
+        ("VERDICT: YES.\nREASONING: r", "YES", "r"),
+        ("VERDICT: Yes, the price is shown", "YES", "VERDICT: Yes, the price is shown"),
+        ("VERDICT: NOT SURE\nREASONING: hard to say", "NO", "hard to say"),  # prefix NO
+        ("VERDICT: YES\nVERDICT: NO\nREASONING: changed its mind", "NO", "changed its mind"),
+        ("VERDICT: NO\nVERDICT: MAYBE\nREASONING: r", "NO", "r"),
+        ("REASONING: first\nVERDICT: YES\nREASONING: second", "YES", "second"),
+    ],
+)
+def test_upstream_verdict_read_by_prefix(reply: str, verdict: str, reasoning: str) -> None:
+    parsed = upstream_prompt.parse_verdict(reply)
+    assert (parsed.verdict, parsed.reasoning, parsed.problem) == (verdict, reasoning, None)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "",
+        None,
+        "I think the agent succeeded.",
+        "**VERDICT:** YES",
+        "VERDICT : YES",
+        "VERDICT: MAYBE\nREASONING: unsure",
+        "VERDICT:\nREASONING: nothing",
+        "The verdict: YES",
+    ],
+)
+def test_upstream_verdict_junk_is_invalid(reply: str | None) -> None:
+    parsed = upstream_prompt.parse_verdict(reply)
+    assert parsed.verdict == "INVALID" and parsed.problem
+    if reply and "REASONING:" not in reply:
+        assert parsed.reasoning == reply.strip()  # the whole reply, for the report
+
+
+@pytest.mark.parametrize(
+    ("reply", "verdict"),
+    [("verdict: yes, clearly\nreasoning: ok", "YES"), ("**VERDICT:** YES", "INVALID")],
+)
+def test_upstream_verdict_through_the_sdk(
+    server: FakeJudgeServer, reply: str, verdict: str
+) -> None:
+    server.script(Reply(text=reply))
+    [result] = judge_rows([make_row()], upstream_config(server, "openai"), None)
+    assert result.verdict == verdict and result.raw == reply and not result.call_failed
+
+
+@pytest.mark.parametrize("provider", ["google", "openai"])
+def test_upstream_makes_one_call_and_a_failure_is_invalid(
+    server: FakeJudgeServer, provider: str, tmp_path: Path
+) -> None:
+    server.script(Reply(status=500), yes())
+    cache_path = tmp_path / CACHE_FILE_NAME
+    [result] = judge_rows([make_row()], upstream_config(server, provider), cache_path)
+    assert len(server.requests) == 1
+    assert (result.verdict, result.call_failed, result.calls) == ("INVALID", True, 1)
+    assert result.error and result.error.startswith("judge call failed: HTTP 500")
+    assert "one call per row" in result.error
+    summary = judge_summary([result])
+    assert summary["verdicts"]["INVALID"] == 1 and summary["n_call_failed"] == 1
+    # A failed call is not a judgement: grading again asks again.
+    [again] = judge_rows([make_row()], upstream_config(server, provider), cache_path)
+    assert again.verdict == "YES" and not again.cached and len(server.requests) == 2
+
+
+def test_upstream_anthropic_keeps_the_sdks_own_two_retries(server: FakeJudgeServer) -> None:
+    # Upstream builds anthropic.Anthropic() with the SDK's defaults: two retries inside one
+    # call on a 5xx. The harness adds none, and the row is INVALID once they are spent.
+    fast = {"retry-after-ms": "1"}
+    server.script(*[Reply(status=500, headers=fast)] * 3, yes())
+    [result] = judge_rows([make_row()], upstream_config(server, "anthropic"), None)
+    assert len(server.requests) == 3
+    assert [r.headers.get("x-stainless-retry-count") for r in server.requests] == ["0", "1", "2"]
+    assert (result.verdict, result.call_failed, result.calls) == ("INVALID", True, 1)
+
+
+def test_upstream_client_error_is_one_request(server: FakeJudgeServer) -> None:
+    server.script(Reply(status=400), yes())
+    [result] = judge_rows([make_row()], upstream_config(server, "anthropic"), None)
+    assert len(server.requests) == 1
+    assert result.verdict == "INVALID" and "HTTP 400" in (result.error or "")
+
+
+def test_upstream_call_settings_on_the_wire(server: FakeJudgeServer) -> None:
+    server.responder = lambda _r: yes()
+    judge_rows([make_row()], upstream_config(server, "anthropic"), None)
+    judge_rows([make_row()], upstream_config(server, "google"), None)
+    anthropic_body, google_body = server.requests[0].body, server.requests[1].body
+    assert anthropic_body["max_tokens"] == 256
+    assert "temperature" not in anthropic_body
+    assert server.requests[0].system == upstream_prompt.SYSTEM_PROMPT
+    generation = google_body["generationConfig"]
+    # google-genai 3.x spells the inner field in snake case; the API takes either spelling.
+    thinking = {k.replace("_", "").lower(): v for k, v in generation["thinkingConfig"].items()}
+    assert thinking == {"thinkingbudget": 512}
+    assert generation["maxOutputTokens"] == 1024
+    assert "temperature" not in generation
+    assert server.requests[1].system == upstream_prompt.SYSTEM_PROMPT
+    assert upstream_prompt.SYSTEM_PROMPT not in server.requests[1].prompt
+
+
+def test_strict_call_settings_on_the_wire(server: FakeJudgeServer) -> None:
+    server.responder = lambda _r: yes()
+    judge_rows([make_row()], config_for(server, "anthropic"), None)
+    judge_rows([make_row()], config_for(server, "google"), None)
+    assert server.requests[0].body["max_tokens"] == 1024
+    assert "system" not in server.requests[0].body
+    generation = server.requests[1].body["generationConfig"]
+    assert generation == {"temperature": 0.0}
+    assert "systemInstruction" not in server.requests[1].body
+
+
+def test_models_prefixed_gemini_model(server: FakeJudgeServer) -> None:
+    config = upstream_config(server, "google", model="models/gemini-2.5-flash")
+    assert infer_provider(config) == "google"
+    assert missing_judge_key(config, {"GOOGLE_API_KEY": "AIza-x"}) is None
+    server.script(no())
+    [result] = judge_rows([make_row()], config, None)
+    assert result.verdict == "NO"
+    assert server.requests[0].path == "/v1beta/models/gemini-2.5-flash:generateContent"
+    assert result.cost_usd == cost_usd("gemini-2.5-flash", 1000, 50)
+    assert judge_info(config)["model"] == "models/gemini-2.5-flash"
+
+
+@pytest.mark.parametrize("workers", [0, 1])
+def test_zero_or_one_worker_judges_one_row_after_another(
+    server: FakeJudgeServer, workers: int
+) -> None:
+    server.responder = lambda _r: Reply(text="VERDICT: YES\nREASONING: ok", delay_s=0.05)
+    rows = [make_row(f"wb-{i}") for i in range(4)]
+    seen: list[str] = []
+    config = upstream_config(server, "anthropic", workers=workers)
+    results = judge_rows(rows, config, None, progress=lambda r: seen.append(r.id))
+    assert server.max_in_flight == 1
+    assert [r.id for r in results] == seen == ["wb-0", "wb-1", "wb-2", "wb-3"]
+    assert all(f"({r.id})" in q.prompt for r, q in zip(results, server.requests, strict=True))
+
+
+def test_cache_never_reuses_a_verdict_across_protocols(
+    server: FakeJudgeServer, tmp_path: Path
+) -> None:
+    server.script(no(), yes())
+    cache_path = tmp_path / CACHE_FILE_NAME
+    strict = config_for(server, "anthropic")
+    upstream = upstream_config(server, "anthropic")
+    [by_strict] = judge_rows([make_row()], strict, cache_path)
+    [by_upstream] = judge_rows([make_row()], upstream, cache_path)
+    assert (by_strict.verdict, by_upstream.verdict) == ("NO", "YES")
+    assert len(server.requests) == 2 and not by_upstream.cached
+    [strict_again] = judge_rows([make_row()], strict, cache_path)
+    [upstream_again] = judge_rows([make_row()], upstream, cache_path)
+    assert len(server.requests) == 2
+    assert (strict_again.verdict, upstream_again.verdict) == ("NO", "YES")
+    assert strict_again.cached and upstream_again.cached
+    entries = [json.loads(line) for line in cache_path.read_text().splitlines()]
+    assert [e["protocol"] for e in entries] == ["strict", "upstream"]
+    assert [e["prompt_hash"] for e in entries] == [STRICT.prompt_hash(), UPSTREAM.prompt_hash()]
+    assert STRICT.prompt_hash() != UPSTREAM.prompt_hash()
+
+
+def test_upstream_judge_info_records_protocol_and_call_settings() -> None:
+    info = judge_info(JudgeConfig(model=UPSTREAM.default_model))
+    assert info["protocol"] == "upstream" and info["model"] == "claude-sonnet-4-5"
+    assert info["provider"] == "anthropic"
+    assert info["prompt_hash"] == UPSTREAM.prompt_hash()
+    assert info["judges_empty_answers"] is True and info["failed_call_verdict"] == "INVALID"
+    call = info["call"]
+    assert (call["anthropic_max_tokens"], call["anthropic_sdk_retries"]) == (256, 2)
+    assert (call["gemini_thinking_budget"], call["gemini_max_output_tokens"]) == (512, 1024)
+    assert (call["temperature"], call["max_attempts"], call["timeout_s"]) == (None, 1, 600.0)
+    json.dumps(info)

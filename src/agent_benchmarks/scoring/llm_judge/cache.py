@@ -1,10 +1,13 @@
 """The judge cache: ``<run_dir>/judge_cache.jsonl``, append-only.
 
-One JSON line per successful judgement (YES, NO or INVALID; never a judge_error), keyed by
-the judge model, the prompt variant, the prompt hash and the sha256 of the full rendered
-prompt. Each line is written with one ``write``, flushed and fsynced; a line that does not
-parse (a torn tail after a crash) is skipped on reading. A later line for the same key wins.
-Lines hold no API key: only the key fields, the row id and the judgement.
+One JSON line per judgement that got a reply (YES, NO or INVALID; never a failed call),
+keyed by the judge model, the judge protocol, the protocol's prompt hash and the sha256 of
+everything the request carried (system prompt and rendered prompt), so a verdict given
+under one protocol is never reused for another. Lines written before there were protocols
+(schema 1) name no protocol and are skipped. Each line is written with one ``write``,
+flushed and fsynced; a line that does not parse (a torn tail after a crash) is skipped on
+reading. A later line for the same key wins. Lines hold no API key: only the key fields,
+the row id and the judgement.
 """
 
 from __future__ import annotations
@@ -17,14 +20,14 @@ from pathlib import Path
 from typing import IO, Any
 
 CACHE_FILE_NAME = "judge_cache.jsonl"
-CACHE_SCHEMA_VERSION = 1
+CACHE_SCHEMA_VERSION = 2
 
-CacheKey = tuple[str, str, str, str]  # (model, variant, prompt_hash, prompt_sha256)
+CacheKey = tuple[str, str, str, str]  # (model, protocol, prompt_hash, prompt_sha256)
 _CACHED_FIELDS = ("verdict", "reasoning", "raw", "error", "input_tokens", "output_tokens")
 
 
-def cache_key(model: str, variant: str, prompt_hash: str, prompt_sha256: str) -> CacheKey:
-    return (model, variant, prompt_hash, prompt_sha256)
+def cache_key(model: str, protocol: str, prompt_hash: str, prompt_sha256: str) -> CacheKey:
+    return (model, protocol, prompt_hash, prompt_sha256)
 
 
 class JudgeCache:
@@ -49,7 +52,7 @@ class JudgeCache:
             try:
                 entry = json.loads(raw)
                 key = cache_key(
-                    entry["model"], entry["variant"], entry["prompt_hash"], entry["prompt_sha256"]
+                    entry["model"], entry["protocol"], entry["prompt_hash"], entry["prompt_sha256"]
                 )
                 if entry["verdict"] not in ("YES", "NO", "INVALID"):
                     raise ValueError(entry["verdict"])
@@ -69,11 +72,11 @@ class JudgeCache:
         """Append one judgement (the :data:`_CACHED_FIELDS` of ``judgement``)."""
         if judgement.get("verdict") not in ("YES", "NO", "INVALID"):
             raise ValueError("only YES, NO and INVALID judgements are cached")
-        model, variant, prompt_hash, prompt_sha256 = key
+        model, protocol, prompt_hash, prompt_sha256 = key
         entry = {
             "schema_version": CACHE_SCHEMA_VERSION,
             "model": model,
-            "variant": variant,
+            "protocol": protocol,
             "prompt_hash": prompt_hash,
             "prompt_sha256": prompt_sha256,
             "id": row_id,

@@ -1,12 +1,18 @@
-"""Judge WebBench prediction rows: cache lookups, a worker pool, retries with backoff.
+"""Judge WebBench prediction rows under a protocol: cache lookups, a worker pool, retries.
 
-Retries: a call that fails with HTTP 408, 429 or any 5xx, a timeout or a connection error
-is tried again, up to ``max_attempts`` calls in all. Before each retry we wait what the
-server asked (``retry-after-ms``, else ``retry-after`` in seconds or as an HTTP date) or,
-when it did not say, ``backoff_base_s * 2**(n-1)`` plus up to 25% jitter after the n-th
-failure; every wait is capped at ``max_backoff_s``. Any other error (400, 401, 403, 404, a
-malformed response...) is not retried. A row whose calls all fail is a ``judge_error``
-result carrying the last error (key masked): reported, never counted as NO, never cached.
+What each row is sent, how the reply is read and how the provider is called are the
+protocol's (``protocol.py``). Rows run on ``workers`` threads; 0 or 1 judges them one after
+another in the calling thread.
+
+Retries (the strict protocol; the upstream protocol makes one call per row, and a row whose
+call fails is INVALID, never cached): a call that fails with HTTP 408, 429 or any 5xx, a
+timeout or a connection error is tried again, up to ``max_attempts`` calls in all. Before
+each retry we wait what the server asked (``retry-after-ms``, else ``retry-after`` in
+seconds or as an HTTP date) or, when it did not say, ``backoff_base_s * 2**(n-1)`` plus up
+to 25% jitter after the n-th failure; every wait is capped at ``max_backoff_s``. Any other
+error (400, 401, 403, 404, a malformed response...) is not retried. A row whose calls all
+fail is a ``judge_error`` result carrying the last error (key masked): reported, never
+counted as NO, never cached.
 
 The SDK client is built only when some row is not in the cache, so re-grading a run whose
 judgements are all cached needs no API key.
@@ -19,20 +25,19 @@ import time
 import urllib.parse
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agent_benchmarks.records import PredictionRow
 from agent_benchmarks.scoring.llm_judge.cache import CacheKey, JudgeCache, cache_key
 from agent_benchmarks.scoring.llm_judge.models import JudgeConfig, JudgeResult
-from agent_benchmarks.scoring.llm_judge.prompt import (
-    MAX_OUTPUT_CHARS,
-    MAX_PAGE_OUTPUTS,
-    PROMPT_VARIANT,
-    build_prompt,
-    parse_verdict,
-    prompt_hash,
-    sha256_text,
+from agent_benchmarks.scoring.llm_judge.prompt import sha256_text
+from agent_benchmarks.scoring.llm_judge.protocol import (
+    CallSettings,
+    JudgeProtocol,
+    call_settings,
+    get_protocol,
 )
 from agent_benchmarks.scoring.llm_judge.providers import (
     ErrorInfo,
@@ -62,22 +67,32 @@ def reference_for(row: PredictionRow, references: Mapping[str, str] | None) -> s
     return row.gold
 
 
-def _judge_one(
-    client: JudgeClient, config: JudgeConfig, row: PredictionRow, prompt: str
-) -> JudgeResult:
+@dataclass(frozen=True)
+class _Judging:
+    """What every row of one judge_rows call shares."""
+
+    client: JudgeClient
+    config: JudgeConfig
+    protocol: JudgeProtocol
+    call: CallSettings
+
+
+def _judge_one(judging: _Judging, row: PredictionRow, prompt: str) -> JudgeResult:
+    client, config, protocol = judging.client, judging.config, judging.protocol
+    max_attempts = judging.call.max_attempts
     last: ErrorInfo | None = None
     calls = 0
-    while calls < config.max_attempts:
+    while calls < max_attempts:
         calls += 1
         try:
-            completion = client.complete(prompt)
+            completion = client.complete(protocol.system_prompt, prompt)
         except Exception as exc:
             last = client.classify(exc)
-            if not last.retryable or calls >= config.max_attempts:
+            if not last.retryable or calls >= max_attempts:
                 break
             _sleep(retry_delay(config, calls, last.retry_after_s))
             continue
-        parsed = parse_verdict(completion.text)
+        parsed = protocol.parse_verdict(completion.text)
         return JudgeResult(
             id=row.id,
             attempt=row.attempt,
@@ -91,12 +106,18 @@ def _judge_one(
             calls=calls,
         )
     assert last is not None
-    why = f"gave up after {calls} attempts" if last.retryable else f"not retried ({calls} call)"
+    if max_attempts == 1:
+        why = "one call per row"
+    elif last.retryable:
+        why = f"gave up after {calls} attempts"
+    else:
+        why = f"not retried ({calls} call)"
     return JudgeResult(
         id=row.id,
         attempt=row.attempt,
-        verdict="judge_error",
-        error=f"{last.message} [{why}]",
+        verdict=protocol.failed_call_verdict,
+        error=f"judge call failed: {last.message} [{why}]",
+        call_failed=True,
         calls=calls,
     )
 
@@ -135,13 +156,16 @@ def judge_rows(
     thread, as results arrive: cached ones first, then in completion order.
 
     Raises :class:`JudgeConfigError` (before any call) when the provider cannot be told or
-    its API key is missing; every other failure is a ``judge_error`` result.
+    its API key is missing; every other failure is a result (the protocol's
+    ``failed_call_verdict``).
     """
     infer_provider(config)  # fail on an unknown provider even when everything is cached
-    p_hash = prompt_hash()
-    prompts = [build_prompt(row, reference_for(row, references)) for row in rows]
+    protocol = get_protocol(config.protocol)
+    p_hash = protocol.prompt_hash()
+    prompts = [protocol.build_prompt(row, reference_for(row, references)) for row in rows]
     keys: list[CacheKey] = [
-        cache_key(config.model, PROMPT_VARIANT, p_hash, sha256_text(prompt)) for prompt in prompts
+        cache_key(config.model, protocol.name, p_hash, sha256_text(_sent(protocol, prompt)))
+        for prompt in prompts
     ]
     results: list[JudgeResult | None] = [None] * len(rows)
     cache = JudgeCache(cache_path) if cache_path is not None else None
@@ -156,9 +180,11 @@ def judge_rows(
             if progress is not None:
                 progress(results[index])
         if todo:
-            client = make_client(config)
+            call = call_settings(config)
+            client = make_client(config, call)
+            judging = _Judging(client, config, protocol, call)
             try:
-                _run_pool(client, config, rows, prompts, keys, todo, results, cache, progress)
+                _run_pool(judging, rows, prompts, keys, todo, results, cache, progress)
             finally:
                 client.close()
     finally:
@@ -167,9 +193,13 @@ def judge_rows(
     return [result for result in results if result is not None]
 
 
+def _sent(protocol: JudgeProtocol, prompt: str) -> str:
+    """Everything a row's request carries, for its cache key."""
+    return f"{protocol.system_prompt or ''}\n\n{prompt}"
+
+
 def _run_pool(
-    client: JudgeClient,
-    config: JudgeConfig,
+    judging: _Judging,
     rows: list[PredictionRow],
     prompts: list[str],
     keys: list[CacheKey],
@@ -178,22 +208,26 @@ def _run_pool(
     cache: JudgeCache | None,
     progress: Callable[[JudgeResult], None] | None,
 ) -> None:
+    def record(index: int, result: JudgeResult) -> None:
+        if cache is not None and not result.call_failed:
+            cache.put(keys[index], result.id, result.model_dump())
+        results[index] = result
+        if progress is not None:
+            progress(result)
+
+    if judging.config.workers <= 1:
+        for index in todo:
+            record(index, _judge_one(judging, rows[index], prompts[index]))
+        return
     pool = ThreadPoolExecutor(
-        max_workers=min(config.workers, len(todo)), thread_name_prefix="judge"
+        max_workers=min(judging.config.workers, len(todo)), thread_name_prefix="judge"
     )
     try:
         futures: dict[Future[JudgeResult], int] = {
-            pool.submit(_judge_one, client, config, rows[index], prompts[index]): index
-            for index in todo
+            pool.submit(_judge_one, judging, rows[index], prompts[index]): index for index in todo
         }
         for future in as_completed(futures):
-            index = futures[future]
-            result = future.result()
-            if cache is not None and result.verdict != "judge_error":
-                cache.put(keys[index], result.id, result.model_dump())
-            results[index] = result
-            if progress is not None:
-                progress(result)
+            record(futures[future], future.result())
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
@@ -210,16 +244,21 @@ def _display_url(url: str | None) -> str | None:
 
 
 def judge_info(config: JudgeConfig) -> dict[str, Any]:
-    """What identifies the judge, for ``scores.json``."""
+    """What identifies the judge, for ``scores.json``: no run manifest is needed to tell
+    which protocol, model, prompt and call settings produced the verdicts."""
+    protocol = get_protocol(config.protocol)
     return {
         "kind": "llm_judge",
+        "protocol": protocol.name,
         "model": config.model,
         "provider": infer_provider(config),
         "base_url": _display_url(config.base_url),
-        "prompt_variant": PROMPT_VARIANT,
-        "prompt_hash": prompt_hash(),
-        "max_page_outputs": MAX_PAGE_OUTPUTS,
-        "max_output_chars": MAX_OUTPUT_CHARS,
+        "prompt_hash": protocol.prompt_hash(),
+        "system_prompt": protocol.system_prompt is not None,
+        "judges_empty_answers": protocol.judges_empty_answers,
+        "failed_call_verdict": protocol.failed_call_verdict,
+        "workers": config.workers,
+        "call": call_settings(config).record(),
     }
 
 
@@ -232,7 +271,7 @@ def judge_summary(results: list[JudgeResult]) -> dict[str, Any]:
     """
 
     def totals(chosen: list[JudgeResult]) -> dict[str, Any]:
-        judged = [r for r in chosen if r.verdict != "judge_error"]
+        judged = [r for r in chosen if not r.call_failed]
         costs = [r.cost_usd for r in judged]
         return {
             "input_tokens": sum(r.input_tokens for r in chosen),
@@ -249,6 +288,7 @@ def judge_summary(results: list[JudgeResult]) -> dict[str, Any]:
         "n": len(results),
         "verdicts": verdicts,
         "n_cached": sum(r.cached for r in results),
+        "n_call_failed": sum(r.call_failed for r in results),
         "calls": sum(r.calls for r in results),
         **totals(results),
         "spent": totals([r for r in results if not r.cached]),

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 ProviderName = Literal["anthropic", "google", "openai"]
+# upstream: lightpanda-io/agent-benchmarks' judge, its protocol in our words (the default).
+# strict: this project's own, stricter text-only judge. See ``protocol.py``.
+ProtocolName = Literal["upstream", "strict"]
+PROTOCOL_NAMES: tuple[ProtocolName, ...] = ("upstream", "strict")
 Verdict = Literal["YES", "NO", "INVALID", "judge_error"]
 
 
@@ -20,18 +24,32 @@ class JudgeConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     model: str = Field(min_length=1)
-    # None: inferred from the model (claude-* -> anthropic, gemini-* -> google, gpt-*/o1..o9
-    # -> openai) or, for any other model, openai when a base_url is given.
+    protocol: ProtocolName = "upstream"
+    # None: inferred from the model (claude-* -> anthropic, gemini-* or models/gemini-* ->
+    # google, gpt-*/o1..o9 -> openai) or, for any other model, openai when a base_url is given.
     provider: ProviderName | None = None
     # Passed to the SDK as is. Anthropic: the host ("http://host:port"); Google: the host;
     # OpenAI-compatible: up to and including the version ("http://host:port/v1").
     base_url: str | None = None
-    workers: int = Field(default=4, ge=1)
-    timeout_s: float = Field(default=60.0, gt=0)
-    max_attempts: int = Field(default=5, ge=1)
+    # 0 or 1: one row after another in the calling thread (upstream's reading of 0).
+    workers: int = Field(default=4, ge=0)
+    # None: the protocol's own (see ``protocol.py``).
+    timeout_s: float | None = Field(default=None, gt=0)
+    # Calls per row. None: the protocol's own; only the strict protocol retries, so only it
+    # takes another value.
+    max_attempts: int | None = Field(default=None, ge=1)
     backoff_base_s: float = Field(default=1.0, ge=0)  # waits base, 2*base, 4*base, ...
     max_backoff_s: float = Field(default=60.0, ge=0)  # cap on any wait, retry-after included
     no_cache: bool = False
+
+    @model_validator(mode="after")
+    def _one_call_under_upstream(self) -> JudgeConfig:
+        if self.protocol == "upstream" and self.max_attempts not in (None, 1):
+            raise ValueError(
+                "the upstream judge protocol makes one call per row (a failed call is "
+                "INVALID); retries belong to the strict protocol"
+            )
+        return self
 
 
 class JudgeResult(BaseModel):
@@ -41,10 +59,12 @@ class JudgeResult(BaseModel):
 
     id: str
     attempt: int = 1
-    # YES / NO: the judge's answer. INVALID: the judge answered outside the two-line format
-    # (``raw`` holds the reply, ``error`` says what is wrong with it). judge_error: no
-    # answer at all after the retries (``error`` says why); it is never a NO.
+    # YES / NO: the judge's answer. INVALID: the judge answered outside the protocol's format
+    # (``raw`` holds the reply, ``error`` says what is wrong with it) or, under the upstream
+    # protocol, the call failed (``call_failed``). judge_error: the strict protocol got no
+    # answer at all after its retries (``error`` says why); it is never a NO.
     verdict: Verdict
+    call_failed: bool = False  # no reply came back; never cached
     reasoning: str = ""
     raw: str = ""
     error: str | None = None

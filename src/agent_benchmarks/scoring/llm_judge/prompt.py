@@ -1,4 +1,4 @@
-"""The ``webbench-text-only`` judge prompt, and how its two-line reply is parsed.
+"""The ``strict`` judge protocol's prompt, and how its two-line reply is parsed.
 
 The judge is shown what a person checking the run would read, as text only (no
 screenshots): the task and start URL, the URLs the agent visited in order, the last
@@ -49,6 +49,8 @@ from typing import Literal
 
 from agent_benchmarks.records import PredictionRow, ToolCall
 
+# The strict prompt's label from before there were two protocols, kept in its hash material
+# so that its prompt hash stays what earlier scores.json files recorded.
 PROMPT_VARIANT = "webbench-text-only"
 MAX_PAGE_OUTPUTS = 8
 MAX_OUTPUT_CHARS = 2_000

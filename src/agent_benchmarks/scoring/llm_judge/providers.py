@@ -1,15 +1,16 @@
 """Judge model providers through their official SDKs, error classification and prices.
 
 - ``anthropic``: ``claude-*`` models, the Messages API (``anthropic`` SDK).
-- ``google``: ``gemini-*`` models, ``generateContent`` on the Gemini API v1beta
-  (``google-genai`` SDK).
+- ``google``: ``gemini-*`` models (also named ``models/gemini-*``, passed on as given),
+  ``generateContent`` on the Gemini API v1beta (``google-genai`` SDK).
 - ``openai``: ``gpt-*``/``o1``..``o9`` models, or any model when a base URL is given: chat
   completions on an OpenAI-compatible endpoint (``openai`` SDK).
 
-Every client is built with the SDK's own retries off (we retry, see ``judge.py``), the
-configured timeout, the configured base URL, and the API key read from the environment
-(:data:`KEY_ENV_VARS`), passed explicitly so nothing else (profiles, other variables) is
-consulted.
+Every client is built with the protocol's call settings (``protocol.py``: token limits,
+temperature, the Anthropic SDK's own retries, which only the upstream protocol keeps; every
+other SDK retry is off, ``judge.py`` retries), the configured timeout and base URL, and the
+API key read from the environment (:data:`KEY_ENV_VARS`), passed explicitly so nothing else
+(profiles, other variables) is consulted.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any, Protocol
 
 from agent_benchmarks.redact import REDACTED, redact_text
 from agent_benchmarks.scoring.llm_judge.models import JudgeConfig, JudgeConfigError, ProviderName
+from agent_benchmarks.scoring.llm_judge.protocol import CallSettings
 
 # Environment variables holding each provider's key, first found wins.
 KEY_ENV_VARS: dict[ProviderName, tuple[str, ...]] = {
@@ -31,8 +33,9 @@ KEY_ENV_VARS: dict[ProviderName, tuple[str, ...]] = {
     "google": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
     "openai": ("OPENAI_API_KEY",),
 }
-ANTHROPIC_MAX_TOKENS = 1024
 GEMINI_API_VERSION = "v1beta"
+# Gemini model names may carry the API's resource prefix ("models/gemini-2.5-pro").
+GEMINI_MODEL_PREFIX = "models/"
 # HTTP statuses worth retrying: request timeout, rate limit, and every 5xx.
 RETRYABLE_STATUSES = frozenset({408, 429})
 _MAX_ERROR_CHARS = 600
@@ -59,7 +62,7 @@ PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
 
 
 def price_for(model: str) -> tuple[float, float] | None:
-    name = model.strip().lower()
+    name = model.strip().lower().removeprefix(GEMINI_MODEL_PREFIX)
     best: str | None = None
     for family in PRICES_PER_MTOK:
         matches = name == family or name.startswith((family + "-", family + "@"))
@@ -82,7 +85,7 @@ def infer_provider(config: JudgeConfig) -> ProviderName:
     name = config.model.strip().lower()
     if name.startswith("claude"):
         return "anthropic"
-    if name.startswith("gemini"):
+    if name.removeprefix(GEMINI_MODEL_PREFIX).startswith("gemini"):
         return "google"
     if config.base_url:
         return "openai"
@@ -92,7 +95,8 @@ def infer_provider(config: JudgeConfig) -> ProviderName:
         return "openai"
     raise JudgeConfigError(
         f"cannot tell which provider serves judge model {config.model!r}: claude-* models use "
-        "Anthropic, gemini-* Google, gpt-* OpenAI; for any other model give the base URL of "
+        "Anthropic, gemini-* (or models/gemini-*) Google, gpt-* OpenAI; for any other model "
+        "give the base URL of "
         "an OpenAI-compatible endpoint, or set the provider"
     )
 
@@ -146,7 +150,7 @@ class ErrorInfo:
 class JudgeClient(Protocol):
     provider: ProviderName
 
-    def complete(self, prompt: str) -> Completion: ...
+    def complete(self, system: str | None, prompt: str) -> Completion: ...
 
     def classify(self, exc: BaseException) -> ErrorInfo: ...
 
@@ -225,9 +229,15 @@ def _generic_error(exc: BaseException, secret: str | None) -> ErrorInfo:
 # --- clients --------------------------------------------------------------------------------
 
 
-def _sdk_client_kwargs(config: JudgeConfig, api_key: str) -> dict[str, Any]:
-    """Anthropic's and OpenAI's SDK clients take the same settings; retries are ours."""
-    kwargs: dict[str, Any] = {"api_key": api_key, "max_retries": 0, "timeout": config.timeout_s}
+def _sdk_client_kwargs(
+    config: JudgeConfig, call: CallSettings, api_key: str, sdk_retries: int
+) -> dict[str, Any]:
+    """Anthropic's and OpenAI's SDK clients take the same settings."""
+    kwargs: dict[str, Any] = {
+        "api_key": api_key,
+        "max_retries": sdk_retries,
+        "timeout": call.timeout_s,
+    }
     if config.base_url:
         kwargs["base_url"] = config.base_url
     return kwargs
@@ -236,19 +246,25 @@ def _sdk_client_kwargs(config: JudgeConfig, api_key: str) -> dict[str, Any]:
 class AnthropicJudge:
     provider: ProviderName = "anthropic"
 
-    def __init__(self, config: JudgeConfig, api_key: str):
+    def __init__(self, config: JudgeConfig, call: CallSettings, api_key: str):
         import anthropic
 
         self._anthropic = anthropic
         self._model = config.model
+        self._call = call
         self._key = api_key
-        self._client = anthropic.Anthropic(**_sdk_client_kwargs(config, api_key))
+        self._client = anthropic.Anthropic(
+            **_sdk_client_kwargs(config, call, api_key, call.anthropic_sdk_retries)
+        )
 
-    def complete(self, prompt: str) -> Completion:
+    def complete(self, system: str | None, prompt: str) -> Completion:
+        # No temperature is sent: the 2.x SDK takes none, and upstream's call sets none.
+        extra: dict[str, Any] = {"system": system} if system else {}
         message = self._client.messages.create(
             model=self._model,
-            max_tokens=ANTHROPIC_MAX_TOKENS,  # the 2.x SDK takes no temperature: model default
+            max_tokens=self._call.anthropic_max_tokens,
             messages=[{"role": "user", "content": prompt}],
+            **extra,
         )
         text = "".join(
             getattr(block, "text", "") for block in message.content if block.type == "text"
@@ -270,27 +286,39 @@ class AnthropicJudge:
 class GoogleJudge:
     provider: ProviderName = "google"
 
-    def __init__(self, config: JudgeConfig, api_key: str):
+    def __init__(self, config: JudgeConfig, call: CallSettings, api_key: str):
         from google import genai
         from google.genai import errors, types
 
         self._errors = errors
         self._types = types
         self._model = config.model
+        self._call = call
         self._key = api_key
         http_options = types.HttpOptions(
             base_url=config.base_url or None,
             api_version=GEMINI_API_VERSION,
-            timeout=max(1, math.ceil(config.timeout_s * 1000)),  # milliseconds
+            timeout=max(1, math.ceil(call.timeout_s * 1000)),  # milliseconds
             retry_options=None,  # None: a single attempt, no SDK retries
         )
         self._client = genai.Client(api_key=api_key, vertexai=False, http_options=http_options)
 
-    def complete(self, prompt: str) -> Completion:
+    def complete(self, system: str | None, prompt: str) -> Completion:
+        call = self._call
+        thinking = (
+            self._types.ThinkingConfig(thinking_budget=call.gemini_thinking_budget)
+            if call.gemini_thinking_budget is not None
+            else None
+        )
         response = self._client.models.generate_content(
-            model=self._model,
+            model=self._model,  # a "models/" prefix is the SDK's to handle
             contents=prompt,
-            config=self._types.GenerateContentConfig(temperature=0),
+            config=self._types.GenerateContentConfig(
+                system_instruction=system or None,
+                temperature=call.temperature,
+                max_output_tokens=call.gemini_max_output_tokens,
+                thinking_config=thinking,
+            ),
         )
         usage = response.usage_metadata
         input_tokens = (usage.prompt_token_count or 0) if usage else 0
@@ -321,20 +349,25 @@ def _openai_takes_temperature(model: str) -> bool:
 class OpenAIJudge:
     provider: ProviderName = "openai"
 
-    def __init__(self, config: JudgeConfig, api_key: str):
+    def __init__(self, config: JudgeConfig, call: CallSettings, api_key: str):
         import openai
 
         self._openai = openai
         self._model = config.model
+        self._call = call
         self._key = api_key
-        self._client = openai.OpenAI(**_sdk_client_kwargs(config, api_key))
+        self._client = openai.OpenAI(**_sdk_client_kwargs(config, call, api_key, 0))
 
-    def complete(self, prompt: str) -> Completion:
+    def complete(self, system: str | None, prompt: str) -> Completion:
         extra: dict[str, Any] = {}
-        if _openai_takes_temperature(self._model):
-            extra["temperature"] = 0
+        if self._call.temperature is not None and _openai_takes_temperature(self._model):
+            extra["temperature"] = self._call.temperature
+        if self._call.openai_max_tokens is not None:
+            extra["max_completion_tokens"] = self._call.openai_max_tokens
+        messages = [{"role": "system", "content": system}] if system else []
+        messages.append({"role": "user", "content": prompt})
         response = self._client.chat.completions.create(
-            model=self._model, messages=[{"role": "user", "content": prompt}], **extra
+            model=self._model, messages=messages, **extra
         )
         text = response.choices[0].message.content if response.choices else None
         usage = response.usage
@@ -362,8 +395,10 @@ _CLIENTS: dict[ProviderName, type[AnthropicJudge | GoogleJudge | OpenAIJudge]] =
 }
 
 
-def make_client(config: JudgeConfig, environ: Mapping[str, str] | None = None) -> JudgeClient:
+def make_client(
+    config: JudgeConfig, call: CallSettings, environ: Mapping[str, str] | None = None
+) -> JudgeClient:
     """Build the SDK client for ``config``; :class:`JudgeConfigError` if it cannot be."""
     provider = infer_provider(config)
     api_key = api_key_for(provider, environ)
-    return _CLIENTS[provider](config, api_key)
+    return _CLIENTS[provider](config, call, api_key)
