@@ -8,7 +8,9 @@ before appending after a crash, :func:`set_aside_torn_tail` moves the fragment t
 
 :func:`read_predictions` is the one reader of predictions files: it also reads rows written
 by upstream's harness, converting each as it is read (:mod:`agent_benchmarks.upstream`),
-and says how many it converted; the file itself is never changed.
+and says how many it converted; the file itself is never changed. Rows are read with
+today's task ids (:func:`current_task_id`), so a run's old rows and the rows a resume
+appends to them name a task the same way.
 """
 
 from __future__ import annotations
@@ -24,6 +26,20 @@ from pydantic import ValidationError
 from agent_benchmarks import upstream
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.records import PredictionRow, Suite
+
+
+def current_task_id(suite: str, task_id: str) -> str:
+    """A task's id as this harness names it today.
+
+    WebBench ids are ``webbench-N`` (upstream's, see :mod:`agent_benchmarks.webbench`);
+    runs recorded before ids took that form wrote ``N`` alone. Readers of rows and
+    manifests give those ids today's form, never rewriting a row, so that resuming such a
+    run skips the tasks its old rows settled and grading takes an old row and a newer
+    one as the same task.
+    """
+    if suite == "webbench" and task_id.isascii() and task_id.isdigit():
+        return f"webbench-{task_id}"
+    return task_id
 
 
 @dataclass
@@ -106,9 +122,11 @@ def read_predictions(path: Path, suite: Suite | None = None) -> PredictionsFile:
                 f"timed_out, returncode or duration_s); its keys: {keys}"
             )
         try:
-            result.rows.append(PredictionRow.model_validate(obj))
+            row = PredictionRow.model_validate(obj)
         except ValidationError as exc:
             raise InputError(f"{path}:{line_number}: {_describe(exc)}") from None
+        row.id = current_task_id(row.suite, row.id)
+        result.rows.append(row)
     return result
 
 

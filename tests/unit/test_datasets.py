@@ -18,6 +18,9 @@ from agent_benchmarks.datasets import (
 )
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.gaia import DATASET as GAIA
+from agent_benchmarks.records import DatasetSource, Manifest, PredictionRow
+from agent_benchmarks.scoring.scorecard import read_manifest
+from agent_benchmarks.storage import PredictionsWriter, read_predictions
 from agent_benchmarks.webbench import DATASET as WEBBENCH
 from tests.fixtures.webbench.upstream_draw import SEED0_ONE_PER_SITE, draw, read_tasks
 from tests.support import (
@@ -256,6 +259,42 @@ def test_webbench_task_ids_in_either_form() -> None:
         select_tasks(tasks, Selection(task_ids=["webbench-1"]), 1)
     with pytest.raises(InputError, match="task 'webbench-4' is excluded by the other selection"):
         select_tasks(tasks, Selection(site="acehardware.com", task_ids=["4"]), 1)
+
+
+def test_bare_webbench_ids_of_older_runs_are_read_in_todays_form(tmp_path: Path) -> None:
+    """Rows and manifests an older run wrote with WebBench's bare ``N`` are read as
+    ``webbench-N`` (the id ``load_tasks`` gives the same task), the files left as written;
+    other suites' ids, digits or not, are read as they are."""
+    (task,) = [
+        t for t in load_tasks(WEBBENCH, dataset_file=WEBBENCH_CSV).tasks if t.id.endswith("-2")
+    ]
+    run = tmp_path / "run"
+    rows = [
+        PredictionRow(id="2", suite="webbench", task="q", status="ok", backend="b"),
+        PredictionRow(id="webbench-2", suite="webbench", task="q", status="ok", backend="b"),
+        PredictionRow(id="2", suite="gaia", task="q", status="ok", backend="b"),
+        PredictionRow(id="x2", suite="webbench", task="q", status="ok", backend="b"),
+    ]
+    with PredictionsWriter(run / "predictions.jsonl") as writer:
+        for row in rows:
+            writer.append(row)
+    written = (run / "predictions.jsonl").read_bytes()
+    read = read_predictions(run / "predictions.jsonl").rows
+    assert [r.id for r in read] == [task.id, task.id, "2", "x2"]
+    assert (run / "predictions.jsonl").read_bytes() == written
+    manifest = Manifest(
+        suite="webbench",
+        split="train",
+        dataset=DatasetSource(kind="file", path=str(WEBBENCH_CSV), sha256="0" * 64),
+        task_ids=["2", "webbench-0"],
+        backend="b",
+        started_at="2026-11-01T00:00:00Z",
+        harness_version="0.1.0",
+        mode="scaffold",
+    )
+    (run / "manifest.json").write_text(manifest.model_dump_json())
+    loaded = read_manifest(run)
+    assert loaded is not None and loaded.task_ids == [task.id, "webbench-0"]
 
 
 def test_webbench_selection_flags_on_the_command_line(tmp_path: Path) -> None:

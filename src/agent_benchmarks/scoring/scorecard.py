@@ -51,7 +51,12 @@ from agent_benchmarks.records import (
     UsageSummary,
 )
 from agent_benchmarks.scoring.upstream_match import UpstreamGrade, upstream_view
-from agent_benchmarks.storage import PredictionsFile, read_predictions, write_json_atomic
+from agent_benchmarks.storage import (
+    PredictionsFile,
+    current_task_id,
+    read_predictions,
+    write_json_atomic,
+)
 
 
 @dataclass
@@ -128,11 +133,13 @@ def read_manifest(run_dir: Path) -> Manifest | None:
     except ValueError:
         pass  # not JSON: the validation below says so, naming the file
     try:
-        return Manifest.model_validate_json(data)
+        manifest = Manifest.model_validate_json(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "document"
         raise InputError(f"{path}: invalid manifest: field {where!r}: {first['msg']}") from None
+    manifest.task_ids = [current_task_id(manifest.suite, i) for i in manifest.task_ids]
+    return manifest
 
 
 # --- aggregation ------------------------------------------------------------------------------

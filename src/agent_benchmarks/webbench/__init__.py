@@ -12,8 +12,12 @@ column of WebBench's task table. Why not ``N`` alone, as the table has it:
   ``*webbench-7*`` blocks only URLs that name the task;
 - ids say their suite wherever they appear (logs, compare tables, URLs of routing proxies).
 
-``--task-ids`` takes either form (``webbench-7`` or ``7``). Runs recorded before this change
-list bare ``N`` ids: they grade as they are, but cannot be resumed.
+``--task-ids`` takes either form (``webbench-7`` or ``7``). Runs of ours recorded before
+ids took this form list bare ``N`` ids in their rows and manifest. Their files are never
+rewritten: the readers give such ids today's form as they read them
+(``storage.current_task_id``), so such a run grades, compares and resumes as one of today's
+(a resume appends ``webbench-N`` rows, and an old ``N`` row and a new ``webbench-N`` row are
+the same task to the resume's skip logic and to grading).
 """
 
 from __future__ import annotations
