@@ -11,6 +11,7 @@ import functools
 import json
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
@@ -24,7 +25,7 @@ from agent_benchmarks.datasets import (
     select_tasks,
 )
 from agent_benchmarks.errors import InputError
-from agent_benchmarks.records import Task
+from agent_benchmarks.records import Scores, Task
 from agent_benchmarks.scoring.scorecard import Grader, grade_file, print_summary
 from agent_benchmarks.suite import SUITE_NAMES, SuiteDef, get_suite
 
@@ -164,7 +165,7 @@ def add_run_args(parser: argparse.ArgumentParser) -> None:
         "--timeout",
         type=positive_float,
         help="wall-clock seconds per task (default: per runner: native and chat 300, "
-        "localweb its own shorter one)",
+        "Claude Code + MCP 600, localweb its own shorter one)",
     )
     group.add_argument(
         "--repeat", type=positive_int, help="run every task K times (pass@k, variance)"
@@ -302,18 +303,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     return commands[argv[0]](argv[1:])
 
 
-def grade_command(
-    suite_name: str,
-    make_grader: Callable[[argparse.Namespace, Path], Grader],
-    add_args: Callable[[argparse.ArgumentParser], None] | None = None,
-) -> Main:
-    """``<suite>-grade PREDICTIONS [--out PATH]``: write scores.json and print the summary."""
+@dataclass(frozen=True)
+class GradeCommand:
+    """``<suite>-grade PREDICTIONS [--out PATH] [--json]``: write scores.json and report it.
 
-    @entry
-    def main(argv: Sequence[str] | None = None) -> int:
-        suite = get_suite(suite_name)
+    A suite's grade module builds one with :func:`grade_command`; it is that suite's
+    console script, and the run commands use it to grade at the end of a run (its flags,
+    its grader, its report).
+    """
+
+    suite_name: str
+    make_grader: Callable[[argparse.Namespace, Path], Grader]
+    add_args: Callable[[argparse.ArgumentParser], None] | None = None
+
+    def add_grading_args(self, parser: argparse.ArgumentParser) -> None:
+        """The flags the suite's grader takes (WebBench: the judge's), if any."""
+        if self.add_args is not None:
+            self.add_args(parser)
+
+    def __call__(self, argv: Sequence[str] | None = None) -> int:
+        return entry(self._main)(argv)
+
+    def _main(self, argv: Sequence[str] | None) -> int:
+        suite = get_suite(self.suite_name)
         parser = argparse.ArgumentParser(
-            prog=f"{suite_name}-grade",
+            prog=f"{self.suite_name}-grade",
             description=f"Grade a {suite.title} predictions.jsonl into scores.json "
             "(never re-runs an agent; the predictions file is only read).",
         )
@@ -321,19 +335,52 @@ def grade_command(
         parser.add_argument(
             "--out", type=Path, help="where to write scores.json (default: beside predictions)"
         )
-        if add_args is not None:
-            add_args(parser)
+        parser.add_argument(
+            "--json",
+            action="store_true",
+            help="print the summary as JSON on stdout (scores.json without per_task); "
+            "everything else goes to stderr",
+        )
+        self.add_grading_args(parser)
         args = parser.parse_args(argv)
         predictions = args.predictions
         if predictions.is_dir():
             predictions = predictions / "predictions.jsonl"
-        grader = make_grader(args, predictions)
-        scores, out = grade_file(predictions, grader, out=args.out)
+        self.grade(
+            self.make_grader(args, predictions), predictions, out=args.out, as_json=args.json
+        )
+        return 0
+
+    def grade(
+        self, grader: Grader, predictions: Path, out: Path | None = None, as_json: bool = False
+    ) -> Scores:
+        """Grade, write scores.json, and report: the tables on stdout, or with ``as_json``
+        the summary as JSON on stdout and the rest on stderr."""
+        scores, written = grade_file(predictions, grader, out=out)
+        if as_json:
+            stderr = Console(stderr=True, soft_wrap=True)
+            for warning in scores.warnings:
+                stderr.print(f"[yellow]warning:[/] {warning}")
+            stderr.print(f"wrote {written}")
+            print(summary_json(scores))
+            return scores
         console = Console(soft_wrap=True)
-        print_summary(scores, out, console)
+        print_summary(scores, written, console)
         print_details = getattr(grader, "print_details", None)
         if print_details is not None:
             print_details(scores, console)
-        return 0
+        return scores
 
-    return main
+
+def summary_json(scores: Scores) -> str:
+    """What ``--json`` prints: the whole scores.json record but its per-attempt list."""
+    return scores.model_dump_json(indent=2, exclude={"per_task"})
+
+
+def grade_command(
+    suite_name: str,
+    make_grader: Callable[[argparse.Namespace, Path], Grader],
+    add_args: Callable[[argparse.ArgumentParser], None] | None = None,
+) -> GradeCommand:
+    """A suite's ``<suite>-grade`` console script."""
+    return GradeCommand(suite_name, make_grader, add_args)

@@ -11,6 +11,7 @@ import io
 import json
 import os
 import shutil
+import socket
 import sys
 import threading
 import time
@@ -27,6 +28,14 @@ from agent_benchmarks import gaia
 from agent_benchmarks.backends.base import AgentOutcome, PreparedTask
 from agent_benchmarks.backends.lightpanda import NO_RESPONSE, classify
 from agent_benchmarks.gaia.run import main as gaia_main
+from agent_benchmarks.localweb.models import (
+    API_KEY,
+    Conversation,
+    Fault,
+    FinalAnswer,
+    ScriptedModelServer,
+    StepPolicy,
+)
 from agent_benchmarks.localweb.run import main as localweb_main
 from agent_benchmarks.pricing import load_price_table
 from agent_benchmarks.records import Manifest, PredictionRow, Scores, Task, ToolCall, Usage
@@ -37,6 +46,10 @@ from agent_benchmarks.runner.plan import AttemptKey, plan_attempts
 from agent_benchmarks.runner.process import ProcessResult, ProcessSpec
 from agent_benchmarks.runner.progress import RunProgress
 from agent_benchmarks.runner.session import TaskSession
+from agent_benchmarks.webbench.grade import main as webbench_grade_main
+from agent_benchmarks.webbench.run import main as webbench_main
+from tests.unit.judge_fakes import FakeJudgeServer
+from tests.unit.judge_fakes import yes as judge_yes
 
 
 def _row(task_id: str = "t1", attempt: int = 1, status: str = "ok", **kw: Any) -> PredictionRow:
@@ -865,3 +878,173 @@ def test_resume_refuses_a_system_prompt_file_that_changed(
     err = capsys.readouterr().err
     assert len(_read_rows(run_dir)) == 1, "an attempt ran under the edited prompt"
     assert rc == 2 and "system-prompt-file" in err
+
+
+# --- grading at the end of a run (WebBench: an LLM judge), and old WebBench ids ------------------
+
+WB_MODEL = "scripted-webbench"
+JUDGE_KEY = "sk-ant-judge-test-not-a-real-key"
+
+
+class AnswerAtOnce(StepPolicy):
+    """Answers without browsing: the run's subject here is what happens after the agent."""
+
+    def step(self, conv: Conversation) -> object:
+        return FinalAnswer("The Glacier Water Bottle costs $12.")
+
+
+@pytest.fixture
+def webbench_table(tmp_path: Path) -> Path:
+    """Two READ tasks of WebBench's schema on one site (the agent never opens it)."""
+    table = tmp_path / "webbench.csv"
+    table.write_text(
+        "ID,Starting URL,Category,Task\n"
+        '7001,http://127.0.0.1:9/,READ,"What does the Glacier Water Bottle cost?"\n'
+        '7002,http://127.0.0.1:9/,READ,"What does the Summit Mug cost?"\n',
+        encoding="utf-8",
+    )
+    return table
+
+
+@pytest.fixture
+def scripted_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The agent's key for the scripted model; the judge's key is each test's business."""
+    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
+    monkeypatch.setenv("LIGHTPANDA_DISABLE_TELEMETRY", "true")
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+
+
+def _webbench_args(table: Path, server: ScriptedModelServer, run_dir: Path) -> list[str]:
+    return [
+        *("--dataset-file", str(table), "--sample-per-site", "all"),
+        *("--provider", "openai_compatible", "--model", WB_MODEL, "--scaffold"),
+        *("--base-url", f"{server.root_url}/task/{{task_id}}/v1", "--timeout", "60"),
+        *("--out-dir", str(run_dir)),
+    ]
+
+
+def _closed_port_url() -> str:
+    """A judge endpoint that is down: nothing listens there."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
+def test_webbench_run_refuses_before_its_first_task_when_the_judge_has_no_key(
+    webbench_table: Path,
+    scripted_env: None,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    run_dir = tmp_path / "wb"
+    with ScriptedModelServer(lambda task_id: AnswerAtOnce(), models=[WB_MODEL]) as server:
+        args = _webbench_args(webbench_table, server, run_dir)
+        err = _refused(capsys, webbench_main(args), "webbench-run", "ANTHROPIC_API_KEY")
+        assert "--no-grade" in err and "webbench-grade" in err
+        err = _refused(
+            capsys,
+            webbench_main([*args, "--judge-model", "gemini-2.5-flash"]),
+            "the gemini-2.5-flash judge, which needs GEMINI_API_KEY or GOOGLE_API_KEY",
+        )
+        # --no-grade: no judge, so the run goes past that check (to the next one here).
+        rc = webbench_main([*args, "--no-grade", "--lightpanda", "/nonexistent"])
+        _refused(capsys, rc, "--lightpanda /nonexistent: no such file")
+        assert server.task_ids() == []  # no agent asked the model anything
+    assert not run_dir.exists()
+
+
+def test_webbench_run_grades_at_the_end_and_a_failed_grade_leaves_the_run_whole(
+    webbench_table: Path,
+    scripted_env: None,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", JUDGE_KEY)
+    run_dir = tmp_path / "wb"
+    with ScriptedModelServer(lambda task_id: AnswerAtOnce(), models=[WB_MODEL]) as server:
+        args = _webbench_args(webbench_table, server, run_dir)
+        rc = webbench_main([*args, "--judge-base-url", _closed_port_url()])
+    out, err = capsys.readouterr()
+    assert rc == 1, err[-2000:]
+    assert "grading incomplete" in err and f"webbench-grade {run_dir}" in err
+    rows = _read_rows(run_dir)
+    assert [(r.id, r.status) for r in rows] == [("webbench-7001", "ok"), ("webbench-7002", "ok")]
+    manifest = Manifest.model_validate_json((run_dir / "manifest.json").read_text())
+    assert manifest.sessions[0].completed == 2 and manifest.finished_at is not None
+
+    # The command the message gives, once the judge is back: nothing was cached as failed.
+    predictions = (run_dir / "predictions.jsonl").read_bytes()
+    with FakeJudgeServer() as judge:
+        judge.responder = lambda received: judge_yes()
+        rc = webbench_grade_main(
+            [str(run_dir), "--judge-base-url", judge.base_url("anthropic"), "--json"]
+        )
+        out, err = capsys.readouterr()
+        assert rc == 0, err[-2000:]
+        assert len(judge.requests) == 2
+    summary = json.loads(out)
+    assert summary["accuracy_strict"] == 1.0 and "per_task" not in summary
+    assert (run_dir / "predictions.jsonl").read_bytes() == predictions
+    assert JUDGE_KEY not in "".join(p.read_text() for p in run_dir.glob("*.json*"))
+
+
+def test_resuming_a_webbench_run_recorded_with_bare_ids(
+    webbench_table: Path,
+    scripted_env: None,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A run of ours from before WebBench ids were upstream's ``webbench-N``: rows and
+    manifest say ``N``. Resume skips what its rows settled, retries its failure under
+    today's id, appends without touching a byte of the old rows, and grades old and new
+    rows as the same tasks."""
+    run_dir = tmp_path / "wb"
+    with (
+        ScriptedModelServer(lambda task_id: AnswerAtOnce(), models=[WB_MODEL]) as server,
+        FakeJudgeServer() as judge,
+    ):
+        server.fault_on("webbench-7002", {1: Fault.malformed()})
+        rc = webbench_main([*_webbench_args(webbench_table, server, run_dir), "--no-grade"])
+        assert rc == 0, capsys.readouterr().err[-2000:]
+        # Write the run as the older harness did: bare ids in rows and manifest.
+        old_rows = [
+            r.model_copy(update={"id": r.id.removeprefix("webbench-")}) for r in _read_rows(run_dir)
+        ]
+        assert [(r.id, r.status) for r in old_rows] == [("7001", "ok"), ("7002", "error")]
+        old_text = "".join(r.model_dump_json() + "\n" for r in old_rows)
+        (run_dir / "predictions.jsonl").write_text(old_text)
+        manifest = json.loads((run_dir / "manifest.json").read_text())
+        manifest["task_ids"] = ["7001", "7002"]
+        (run_dir / "manifest.json").write_text(json.dumps(manifest))
+        asked_7001 = server.request_count("webbench-7001")
+        capsys.readouterr()
+
+        # The judge's key is checked on resume too, before any attempt.
+        _refused(capsys, webbench_main(["--resume", str(run_dir)]), "ANTHROPIC_API_KEY")
+        assert (run_dir / "predictions.jsonl").read_text() == old_text
+
+        monkeypatch.setenv("ANTHROPIC_API_KEY", JUDGE_KEY)
+        judge.responder = lambda received: judge_yes()
+        rc = webbench_main(
+            ["--resume", str(run_dir), "--judge-base-url", judge.base_url("anthropic")]
+        )
+        err = capsys.readouterr().err
+        assert rc == 0, err[-2000:]
+        assert server.request_count("webbench-7001") == asked_7001  # its old ok row stands
+        assert len(judge.requests) == 2
+    assert "resuming: 1 done, 1 to retry" in err
+    text = (run_dir / "predictions.jsonl").read_text()
+    assert text.startswith(old_text)  # not a byte of the old rows changed
+    (new,) = [
+        PredictionRow.model_validate_json(line) for line in text[len(old_text) :].splitlines()
+    ]
+    assert (new.id, new.status, new.details["try"]) == ("webbench-7002", "ok", 2)
+    scores = Scores.model_validate_json((run_dir / "scores.json").read_text())
+    assert sorted((e.id, e.status, e.correct) for e in scores.per_task) == [
+        ("webbench-7001", "ok", True),
+        ("webbench-7002", "ok", True),
+    ]
+    assert scores.n_tasks == 2 and scores.metrics["n_superseded_rows"] == 1
+    assert scores.warnings == []

@@ -28,6 +28,7 @@ from rich.console import Console
 from agent_benchmarks.backends.base import Backend
 from agent_benchmarks.cli import (
     RESUME_OUT_DIR,
+    GradeCommand,
     add_dataset_args,
     add_run_args,
     entry,
@@ -44,15 +45,16 @@ from agent_benchmarks.errors import InputError
 from agent_benchmarks.pricing import load_price_table
 from agent_benchmarks.prompts import PROMPT_NAMES, STANDARD, default_prompt_name, prompt_variant
 from agent_benchmarks.provenance import build_manifest, git_state, utc_now
-from agent_benchmarks.records import Manifest, Mode, RunSession, Task
+from agent_benchmarks.records import Manifest, Mode, RunSession, Scores, Task
 from agent_benchmarks.redact import redact_argv
 from agent_benchmarks.runner.engine import AttemptRunner, RunOutcome, execute
 from agent_benchmarks.runner.executor import LocalPool
 from agent_benchmarks.runner.plan import plan_attempts
 from agent_benchmarks.runner.process import memory_cap_method
 from agent_benchmarks.runner.session import TaskSession
-from agent_benchmarks.scoring.scorecard import read_manifest
-from agent_benchmarks.storage import read_predictions, write_json_atomic
+from agent_benchmarks.scoring.llm_judge import JudgeConfig, JudgeConfigError, missing_judge_key
+from agent_benchmarks.scoring.scorecard import Grader, read_manifest
+from agent_benchmarks.storage import current_task_id, read_predictions, write_json_atomic
 from agent_benchmarks.suite import SuiteDef
 
 # Flags that define what a run measures. Stored in the manifest; fixed once a run starts.
@@ -157,7 +159,7 @@ def read_system_prompt(path: str | None) -> str | None:
     return text
 
 
-def add_common_run_args(parser: argparse.ArgumentParser, suite: SuiteDef) -> None:
+def add_common_run_args(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("what the agent is told, and grading")
     group.add_argument(
         "--system-prompt-file", help="replace the suite's system prompt with this file's text"
@@ -190,12 +192,12 @@ def add_common_run_args(parser: argparse.ArgumentParser, suite: SuiteDef) -> Non
         const=True,
         help="the model behind --base-url is a test double: label the run scaffold, not live",
     )
-    default_grade = suite.name == "localweb"
     group.add_argument(
         "--grade",
         action=argparse.BooleanOptionalAction,
-        default=default_grade,
-        help=f"grade when the run ends (default: {'on' if default_grade else 'off'})",
+        default=True,
+        help="grade when the run ends, as upstream's runs do (default: on; --no-grade leaves "
+        "it to <suite>-grade; not part of what the run measures, so a resume may differ)",
     )
 
 
@@ -215,23 +217,56 @@ def run_command(
         parser = argparse.ArgumentParser(
             prog=prog, description=f"Run {suite.title} with {backend_cli.name}."
         )
+        grading = suite_grading(suite)
         add_dataset_args(parser, suite)
         add_run_args(parser)
-        add_common_run_args(parser, suite)
+        add_common_run_args(parser)
+        grading.add_grading_args(parser)
         backend_cli.add_args(parser)
         if add_suite_args is not None:
             add_suite_args(parser)
         args = parser.parse_args(argv)
         typed = _typed_flags(parser, argv)
-        return _run(suite, backend_cli, session_factory, args, argv, prog, scripted_model, typed)
+        return _run(
+            suite, backend_cli, session_factory, grading, args, argv, prog, scripted_model, typed
+        )
 
     return main
+
+
+def suite_grading(suite: SuiteDef) -> GradeCommand:
+    """The suite's ``<suite>-grade`` command, which a run ends with. Imported on use: the
+    suite's package imports this module to build its run commands."""
+    return importlib.import_module(f"agent_benchmarks.{suite.name}.grade").main
+
+
+def end_grader(
+    grading: GradeCommand, args: argparse.Namespace, predictions_path: Path, prog: str
+) -> Grader:
+    """The grader a run ends with, built before its first task, so that what would make the
+    grade fail after the last task (a judge without its API key, bad judge settings) stops
+    the run before it starts."""
+    grader = grading.make_grader(args, predictions_path)
+    judge = getattr(grader, "config", None)
+    if isinstance(judge, JudgeConfig):
+        try:
+            missing = missing_judge_key(judge)
+        except JudgeConfigError as exc:
+            raise InputError(f"judge: {exc}") from None
+        if missing is not None:
+            raise InputError(
+                f"{prog} grades at the end with the {judge.model} judge, which needs "
+                f"{missing}: set it, or pass --no-grade and grade later with "
+                f"{grading.suite_name}-grade RUN_DIR"
+            )
+    return grader
 
 
 def _run(
     suite: SuiteDef,
     backend_cli: BackendCLI,
     session_factory: SessionFactory,
+    grading: GradeCommand,
     args: argparse.Namespace,
     argv: list[str],
     prog: str,
@@ -250,24 +285,28 @@ def _run(
         )
     if args.prompt is not None and args.prompt not in PROMPT_NAMES:
         raise InputError(f"--prompt {args.prompt}: no such prompt ({', '.join(PROMPT_NAMES)})")
+    # Absolute: each agent runs in its attempt folder, so relative paths would break.
     if args.resume is not None:
-        # Absolute: each agent runs in its attempt folder, so relative paths would break.
         run_dir = _resume_folder(args)
         manifest = _load_resumable(run_dir, suite, args, typed)
         _apply_stored_flags(args, manifest.settings.get("flags", {}), run_flags, typed)
-        loaded, tasks = _reload_tasks(suite, manifest)
     else:
         if args.no_retry_errors:
             raise InputError("--no-retry-errors only applies with --resume")
-        loaded, tasks = load_selected(suite, args)
-        if not tasks:
-            raise InputError("the selection is empty: no task to run")
         run_dir = (args.out_dir or backend_cli.run_dir(suite, args)).absolute()
         if (run_dir / "predictions.jsonl").exists():
             raise InputError(
                 f"{run_dir} already holds a run; continue it with --resume {run_dir}, "
                 "or choose another --out-dir"
             )
+    predictions_path = run_dir / "predictions.jsonl"
+    grader = end_grader(grading, args, predictions_path, prog) if args.grade else None
+    if manifest is not None:
+        loaded, tasks = _reload_tasks(suite, manifest)
+    else:
+        loaded, tasks = load_selected(suite, args)
+        if not tasks:
+            raise InputError("the selection is empty: no task to run")
     if manifest is None:  # a resumed run keeps what its manifest says, defaults included
         args.timeout = args.timeout or backend_cli.timeout_for(suite)
         if args.memory_max_mb is None:
@@ -307,7 +346,6 @@ def _run(
         empty_retry = False  # a run started without it (or before it existed) stays so
     flags = {name: _jsonable(getattr(args, name, None)) for name in run_flags}
 
-    predictions_path = run_dir / "predictions.jsonl"
     existing = []
     if predictions_path.exists():
         loaded_rows = read_predictions(predictions_path)
@@ -383,14 +421,19 @@ def _run(
         this_session.agent_seconds = round(outcome.agent_seconds, 3)
         manifest.sessions[-1] = this_session
         manifest.finished_at = this_session.finished_at
+        # What the backend learned only by running joins its settings (Claude Code: the
+        # model id an alias such as `sonnet` resolved to).
+        learned = getattr(backend, "learned_settings", None)
+        if learned is not None:
+            manifest.settings.setdefault("backend", {}).update(learned())
         _write_manifest(run_dir, manifest)
-    return _conclude(console, suite, args, outcome, run_dir, prog)
+    return _conclude(console, grading, grader, outcome, run_dir, prog)
 
 
 def _conclude(
     console: Console,
-    suite: SuiteDef,
-    args: argparse.Namespace,
+    grading: GradeCommand,
+    grader: Grader | None,
     outcome: RunOutcome,
     run_dir: Path,
     prog: str,
@@ -416,11 +459,35 @@ def _conclude(
             f"error and stderr_tail); retry them with: {prog} --resume {run_dir}"
         )
         return 1
-    if args.grade:
-        grade = importlib.import_module(f"agent_benchmarks.{suite.name}.grade")
-        return grade.main([str(run_dir / "predictions.jsonl")])
-    console.print(f"grade with: {suite.name}-grade {run_dir / 'predictions.jsonl'}")
+    grade_later = f"{grading.suite_name}-grade {run_dir}"
+    if grader is None:
+        console.print(f"not graded (--no-grade); grade with: {grade_later}")
+        return 0
+    try:
+        scores = grading.grade(grader, run_dir / "predictions.jsonl")
+    except (InputError, OSError) as exc:
+        console.print(
+            f"[red]grading failed:[/] {exc}\nthe run folder is complete ({run_dir}); grade it "
+            f"with: {grade_later}"
+        )
+        return 1
+    unjudged = _judge_calls_failed(scores)
+    if unjudged:
+        console.print(
+            f"[red]grading incomplete:[/] the judge's API gave no reply for {unjudged} "
+            "attempt(s) (see details.judge_problem in scores.json); the run folder is "
+            f"complete ({run_dir}); grade again with: {grade_later} (verdicts already given "
+            "are cached)"
+        )
+        return 1
     return 0
+
+
+def _judge_calls_failed(scores: Scores) -> int:
+    """Attempts an LLM judge could not judge because its API failed (none without a judge):
+    a ``judge_error`` verdict, or under upstream's protocol a failed call counted INVALID."""
+    judged = scores.grader.get("judged") or {}
+    return judged.get("verdicts", {}).get("judge_error", 0) + judged.get("n_call_failed", 0)
 
 
 def _announce(
@@ -521,7 +588,13 @@ def _check_selection_unchanged(
             continue
         given = getattr(args, name, None)
         kept = manifest.selection.get(name, defaults.get(name))
-        if given != kept:
+        if name == "task_ids" and given and kept:  # either form of a WebBench id
+            same = [current_task_id(manifest.suite, i) for i in given] == [
+                current_task_id(manifest.suite, i) for i in kept
+            ]
+        else:
+            same = given == kept
+        if not same:
             raise _changed(name, given, kept, keeps)
     if "split" in typed and args.split != manifest.split:
         raise _changed("split", args.split, manifest.split, keeps)
