@@ -5,14 +5,17 @@ Three rules, applied together:
 - a ``NAME=value`` pair whose NAME ends in KEY, TOKEN, SECRET or PASSWORD is masked;
 - anything that looks like a credential in free text (``sk-...``, ``Bearer ...``,
   ``hf_...``, ``AIza...``) is masked, and so is the value of every secret-named variable in
-  the current environment, wherever it appears.
+  the current environment, wherever it appears, and every secret the harness read from a
+  file (:func:`add_secret`: a Claude login's tokens), which no variable names.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import threading
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 REDACTED = "[REDACTED]"
 
@@ -39,20 +42,52 @@ _TEXT_PATTERNS = [
 # destroy the text and protect nothing.
 _MIN_ENV_SECRET_LEN = 8
 
+# Secrets read from files, masked like the environment's for the rest of the process.
+# Replaced whole under the lock (never changed in place): worker threads redact while
+# another may be adding one.
+_added_secrets: frozenset[str] = frozenset()
+_added_lock = threading.Lock()
+
 
 def is_secret_name(name: str) -> bool:
     return bool(_SECRET_NAME.search(name))
 
 
-def _environment_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
+def add_secret(value: str) -> None:
+    """Mask ``value`` in everything redacted from now on (too short a value is ignored, as
+    for environment variables)."""
+    global _added_secrets
+    if len(value) < _MIN_ENV_SECRET_LEN:
+        return
+    with _added_lock:
+        _added_secrets = _added_secrets | {value}
+
+
+def secrets_in_json(data: Any) -> list[str]:
+    """The strings held under secret-named keys anywhere in parsed JSON (a credentials
+    file's ``accessToken``, ``refreshToken``, ...)."""
+    if isinstance(data, dict):
+        found = []
+        for key, value in data.items():
+            if isinstance(value, str) and is_secret_name(str(key)):
+                found.append(value)
+            else:
+                found += secrets_in_json(value)
+        return found
+    if isinstance(data, list):
+        return [secret for item in data for secret in secrets_in_json(item)]
+    return []
+
+
+def _known_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
     env = os.environ if environ is None else environ
     values = {v for k, v in env.items() if is_secret_name(k) and len(v) >= _MIN_ENV_SECRET_LEN}
     # Longest first so a secret containing another is masked whole.
-    return sorted(values, key=len, reverse=True)
+    return sorted(values | _added_secrets, key=len, reverse=True)
 
 
 def redact_text(text: str, environ: Mapping[str, str] | None = None) -> str:
-    for value in _environment_secrets(environ):
+    for value in _known_secrets(environ):
         text = text.replace(value, REDACTED)
     for pattern, replacement in _TEXT_PATTERNS:
         text = pattern.sub(replacement, text)

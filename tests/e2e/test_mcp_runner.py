@@ -93,7 +93,9 @@ def test_localweb_end_to_end_on_each_backend(backend: str, tmp_path: Path) -> No
         assert "screenshot" in settings["excluded_tools"] and "goto" in settings["allowed_tools"]
         assert "search" in settings["allowed_tools"]
     if backend.startswith("agent-browser"):
-        assert manifest.programs["agent-browser"]
+        assert manifest.programs["agent-browser"].startswith("agent-browser 0.")
+        # the native binary behind npm's shim, recorded as lightpanda's is
+        assert len(manifest.programs["agent-browser_sha256"]) == 64
     if backend == "browser-use":
         assert manifest.programs["browser-use"] == "0.13.14"
         assert {"browser_screenshot", "retry_with_browser_use_agent", "browser_close_all"} <= set(

@@ -3,22 +3,34 @@ in its environment, and what an attempt's folder keeps."""
 
 from __future__ import annotations
 
+import argparse
+import hashlib
 import json
 from pathlib import Path
+
+import pytest
 
 from agent_benchmarks.backends.base import PreparedTask
 from agent_benchmarks.backends.claude_mcp import (
     BUILT_IN_TOOLS,
+    CLI,
     SERVERS,
     SURFACE_BUILT_INS,
     SURFACES,
     UPSTREAM_BUILT_INS,
     ClaudeMcpBackend,
     McpSettings,
+    surface_and_turns,
     surface_listing,
 )
 from agent_benchmarks.backends.claude_stream import audit_calls
+from agent_benchmarks.backends.programs import NODE_BIN
+from agent_benchmarks.cli import RESUME_OUT_DIR
+from agent_benchmarks.pricing import PriceTable, load_price_table
 from agent_benchmarks.records import TaskInput, ToolCall
+from agent_benchmarks.runner.process import ProcessResult
+from agent_benchmarks.suite import SUITE_NAMES, get_suite
+from tests.fixtures import CLAUDE_CODE, fixture
 
 
 def _settings(backend: str) -> McpSettings:
@@ -88,6 +100,121 @@ def test_budgets_are_declared_and_passed_to_claude(tmp_path: Path) -> None:
     argv = backend.command(prepared).argv
     assert argv[argv.index("--max-turns") + 1] == "7"
     assert argv[argv.index("--max-budget-usd") + 1] == "0.5"
+
+
+def _prepared(tmp_path: Path) -> PreparedTask:
+    return PreparedTask(
+        task=TaskInput(suite="localweb", id="t", question="q"),
+        attempt=1,
+        text="q",
+        system_prompt=None,
+        workdir=tmp_path,
+    )
+
+
+def test_no_turn_cap_unless_asked_as_upstream(tmp_path: Path) -> None:
+    settings = _settings("lightpanda").model_copy(update={"max_turns": None})
+    backend = ClaudeMcpBackend(settings, SERVERS["lightpanda"], {})
+    assert backend.settings()["budgets"]["max_turns"] is None  # declared absent
+    assert "--max-turns" not in backend.command(_prepared(tmp_path)).argv
+
+
+def test_upstreams_defaults_sonnet_and_600_seconds() -> None:
+    assert McpSettings.model_fields["max_turns"].default is None
+    settings = _settings("lightpanda").model_copy(update={"model": "sonnet"})
+    assert ClaudeMcpBackend(settings, SERVERS["lightpanda"], {}).settings()["model_is_alias"]
+    assert not ClaudeMcpBackend(_settings("lightpanda"), SERVERS["lightpanda"], {}).settings()[
+        "model_is_alias"
+    ]
+    # 600 s where the suite allows that long; localweb keeps its own 120 s.
+    timeouts = {name: CLI.timeout_for(get_suite(name)) for name in SUITE_NAMES}
+    assert timeouts == {"gaia": 600, "assistantbench": 600, "webbench": 600, "localweb": 120}
+
+
+def _resume_args(tmp_path: Path, backend: dict | None, **typed) -> argparse.Namespace:
+    if backend is None:
+        return argparse.Namespace(resume=None, out_dir=None, surface=None, max_turns=None, **typed)
+    (tmp_path / "manifest.json").write_text(json.dumps({"settings": {"backend": backend}}))
+    defaults = {"surface": None, "max_turns": None} | typed
+    return argparse.Namespace(resume=RESUME_OUT_DIR, out_dir=tmp_path, **defaults)
+
+
+@pytest.mark.parametrize(
+    ("recorded", "kept"),
+    [
+        (None, ("upstream", None)),  # a new run: upstream's surface, no cap
+        ({"surface": "upstream", "max_turns": None}, ("upstream", None)),
+        ({"surface": "upstream", "max_turns": 60}, ("upstream", 60)),  # before no cap
+        ({"max_turns": 60}, ("strict", 60)),  # before --surface existed
+    ],
+)
+def test_a_resumed_run_keeps_the_surface_and_turn_cap_it_ran_with(
+    tmp_path: Path, recorded: dict | None, kept: tuple
+) -> None:
+    assert surface_and_turns(_resume_args(tmp_path, recorded)) == kept
+
+
+def test_a_cap_in_the_flags_wins(tmp_path: Path) -> None:
+    # --resume RUN_DIR; the run's flags (already applied by the command) said 3 turns
+    args = _resume_args(tmp_path, {"surface": "strict", "max_turns": 3}, max_turns=3)
+    args.resume, args.out_dir = tmp_path, None
+    assert surface_and_turns(args) == ("strict", 3)
+
+
+# --- cost -------------------------------------------------------------------------------------
+
+
+def _recorded_outcome(backend: ClaudeMcpBackend, tmp_path: Path, run: str = "lightpanda_mcp"):
+    stdout = fixture(CLAUDE_CODE / run / "stream.jsonl").read_text(encoding="utf-8")
+    result = ProcessResult(returncode=0, stdout=stdout, stderr="", duration_s=1.0)
+    return backend.outcome(_prepared(tmp_path), result)
+
+
+def test_the_model_claude_code_ran_is_priced_from_the_table(tmp_path: Path) -> None:
+    """Recorded with claude-sonnet-4-6, which the table has: its list price of the
+    recording's counts, which is what Claude Code's own total says too."""
+    prices = load_price_table(None)
+    backend = ClaudeMcpBackend(_settings("lightpanda"), SERVERS["lightpanda"], {}, prices)
+    outcome = _recorded_outcome(backend, tmp_path)
+    assert outcome.details["model_id"] == "claude-sonnet-4-6"
+    assert outcome.details["cost_source"] == "price-table:claude-sonnet-4-6"
+    assert outcome.usage.cost_usd == prices.cost(outcome.usage, "claude-sonnet-4-6") == 0.117805
+    assert outcome.details["claude_total_cost_usd"] == 0.11780489999999999
+    assert backend.learned_settings() == {"resolved_models": ["claude-sonnet-4-6"]}
+
+
+def test_a_model_the_table_lacks_takes_claude_codes_own_total(tmp_path: Path) -> None:
+    """2.1.330 runs `sonnet` as claude-sonnet-5-5, which the built-in table has no price
+    for: the row takes Claude Code's total_cost_usd, and says so."""
+    empty = PriceTable(version="none", source="test", models={})
+    backend = ClaudeMcpBackend(_settings("lightpanda"), SERVERS["lightpanda"], {}, empty)
+    outcome = _recorded_outcome(backend, tmp_path, "max_turns_1")
+    assert outcome.details["cost_source"] == "claude-code"
+    assert outcome.usage.cost_usd == 0.0273396
+    assert load_price_table(None).price_for("claude-sonnet-5-5") is None
+
+
+def test_a_scripted_models_run_is_never_priced(tmp_path: Path) -> None:
+    backend = ClaudeMcpBackend(_settings("lightpanda"), SERVERS["lightpanda"], {}, None)
+    outcome = _recorded_outcome(backend, tmp_path)
+    assert (outcome.usage.cost_usd, outcome.details["cost_source"]) == (None, None)
+    assert outcome.details["model_id"] == "claude-sonnet-4-6"  # still recorded
+
+
+def test_before_any_attempt_nothing_is_learned() -> None:
+    backend = ClaudeMcpBackend(_settings("lightpanda"), SERVERS["lightpanda"], {})
+    assert backend.learned_settings() == {}
+
+
+def test_agent_browser_is_recorded_with_the_sha256_of_the_binary_that_runs() -> None:
+    """npm's agent-browser is a JavaScript shim in front of a native binary: the version
+    is the shim's answer, the sha256 the native binary's, as lightpanda's is recorded."""
+    shim = fixture(NODE_BIN / "agent-browser")
+    settings = _settings("agent-browser").model_copy(update={"agent_browser": str(shim)})
+    programs = SERVERS["agent-browser-lightpanda"].programs(settings)
+    native = shim.resolve().parent / "agent-browser-linux-x64"
+    assert programs["agent-browser"].startswith("agent-browser 0.")
+    assert programs["agent-browser_sha256"] == hashlib.sha256(native.read_bytes()).hexdigest()
 
 
 # --- tool surfaces ----------------------------------------------------------------------------

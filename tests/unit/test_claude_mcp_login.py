@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import stat
+import uuid
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,22 @@ from agent_benchmarks.backends.claude_mcp import (
 )
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.records import TaskInput
+from agent_benchmarks.redact import REDACTED, redact_text
+
+# A stand-in login, shaped as Claude Code writes ~/.claude/.credentials.json.
+ACCESS = "sk-ant-oat01-unit-stand-in-access-4c1d"
+REFRESH = "sk-ant-ort01-unit-stand-in-refresh-9e2a"
+CREDENTIALS = json.dumps(
+    {
+        "claudeAiOauth": {
+            "accessToken": ACCESS,
+            "refreshToken": REFRESH,
+            "expiresAt": 4102444800000,
+            "scopes": ["user:inference"],
+            "subscriptionType": "max",
+        }
+    }
+)
 
 
 def _backend(login: str | None) -> ClaudeMcpBackend:
@@ -74,14 +92,41 @@ def test_the_token_is_passed_through_and_nothing_else_of_claude(
 def test_the_credentials_file_alone_is_copied_outside_the_run_folder(
     user_home: Path, tmp_path: Path
 ) -> None:
-    (user_home / ".claude" / ".credentials.json").write_text('{"claudeAiOauth": {}}')
+    (user_home / ".claude" / ".credentials.json").write_text(CREDENTIALS)
     assert subscription_login() == "credentials-file"
     prepared = _prepared(tmp_path)
     env = _backend("credentials-file").command(prepared).env
     home = Path(env["HOME"])
     assert home.parent == prepared.tmpdir
     copied = home / ".claude" / ".credentials.json"
-    assert copied.read_text() == '{"claudeAiOauth": {}}'
+    assert copied.read_text() == CREDENTIALS
     assert stat.S_IMODE(copied.stat().st_mode) == 0o600
     assert sorted(p.name for p in home.rglob("*")) == [".claude", ".credentials.json"]
     assert not any((tmp_path / "run").rglob(".credentials.json"))
+
+
+def test_the_files_tokens_are_masked_in_everything_the_harness_writes(user_home: Path) -> None:
+    """No environment variable names them, so the harness learns them when it reads the
+    file: from then on they are masked wherever text is redacted (rows, stderr tails),
+    whatever their shape (these match none of the key patterns)."""
+    access, refresh = f"oat-access-{uuid.uuid4().hex}", f"ort-refresh-{uuid.uuid4().hex}"
+    login = {"claudeAiOauth": {"accessToken": access, "refreshToken": refresh}}
+    (user_home / ".claude" / ".credentials.json").write_text(json.dumps(login))
+    tail = f"refresh failed: {access} / {refresh}"
+    assert redact_text(tail, environ={}) == tail  # unknown to the harness before
+    subscription_login()
+    assert redact_text(tail, environ={}) == f"refresh failed: {REDACTED} / {REDACTED}"
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [("not json at all", "not JSON"), ('{"claudeAiOauth": {"scopes": []}}', "no token in it")],
+)
+def test_a_credentials_file_without_a_login_is_one_error_naming_it(
+    user_home: Path, content: str, problem: str
+) -> None:
+    path = user_home / ".claude" / ".credentials.json"
+    path.write_text(content)
+    with pytest.raises(InputError, match=problem) as caught:
+        subscription_login()
+    assert str(path) in str(caught.value)

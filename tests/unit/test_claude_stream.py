@@ -319,6 +319,16 @@ def test_every_sample_agrees_with_the_server_and_the_price_table(run: str) -> No
     assert all(c.latency_ms >= 0 for c in r.calls if c.latency_ms is not None)
 
 
+@pytest.mark.parametrize("run", RUNS)
+def test_the_model_id_and_its_usage_come_from_init_and_model_usage(run: str) -> None:
+    """Recorded with --model claude-sonnet-4-6: init names it, and the result's modelUsage
+    holds the same four counts as its usage, under that id."""
+    r = parse_sample(run)
+    assert r.model == "claude-sonnet-4-6"
+    assert list(r.model_usage) == ["claude-sonnet-4-6"]
+    assert r.model_usage["claude-sonnet-4-6"] == r.usage.model_copy(update={"turns": 0})
+
+
 # --- synthetic streams ----------------------------------------------------------------------
 
 INIT = {
@@ -410,6 +420,30 @@ def test_result_usage_disagreeing_with_the_responses_is_noted() -> None:
         "the sum over assistant responses input_tokens=100, cache_read_tokens=0, "
         "cache_write_tokens=0"
     ]
+
+
+def test_model_usage_lists_each_model_with_its_own_counts() -> None:
+    per_model = {
+        "claude-sonnet-5-5": {
+            "inputTokens": 100,
+            "outputTokens": 9,
+            "cacheReadInputTokens": 3,
+            "cacheCreationInputTokens": 2,
+            "costUSD": 0.4,
+        },
+        "claude-haiku-4-5": {"inputTokens": 7, "outputTokens": 1, "costUSD": 0.1},
+        "broken": "not counts",
+    }
+    init = INIT | {"model": "claude-sonnet-5-5"}
+    events = [init, assistant("msg_1", [], usage(100)), result(usage(107), modelUsage=per_model)]
+    r = parse_stream(stream(*events))
+    assert r.model == "claude-sonnet-5-5"
+    assert r.model_usage == {
+        "claude-sonnet-5-5": Usage(
+            input_tokens=100, cache_read_tokens=3, cache_write_tokens=2, output_tokens=9
+        ),
+        "claude-haiku-4-5": Usage(input_tokens=7, output_tokens=1),
+    }
 
 
 def test_result_without_usage_falls_back_on_the_responses() -> None:

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from agent_benchmarks.redact import REDACTED, redact_argv, redact_env, redact_text
+import uuid
+
+from agent_benchmarks.redact import (
+    REDACTED,
+    add_secret,
+    redact_argv,
+    redact_env,
+    redact_text,
+    secrets_in_json,
+)
 
 
 def test_secret_flags_in_argv() -> None:
@@ -71,3 +80,27 @@ def test_values_of_secret_environment_variables_are_masked_anywhere() -> None:
         f"x={REDACTED}",
     ]
     assert redact_env(env) == {"ANTHROPIC_API_KEY": REDACTED, "HOME": "/root"}
+
+
+def test_a_secret_read_from_a_file_is_masked_from_then_on() -> None:
+    secret, short = f"opaque-{uuid.uuid4().hex}", "ab12"
+    text = f"stderr: {secret} ({short})"
+    assert redact_text(text, environ={}) == text
+    add_secret(secret)
+    add_secret(short)  # too short to hunt for in free text, as for environment values
+    assert redact_text(text, environ={}) == f"stderr: {REDACTED} ({short})"
+    assert redact_argv(["--header", f"x={secret}"], environ={}) == ["--header", f"x={REDACTED}"]
+
+
+def test_secrets_in_json_are_the_values_of_secret_named_keys_at_any_depth() -> None:
+    credentials = {
+        "claudeAiOauth": {
+            "accessToken": "access-value",
+            "refreshToken": "refresh-value",
+            "expiresAt": 4102444800000,
+            "scopes": ["user:inference"],
+            "subscriptionType": "max",
+        },
+        "mcpOAuth": [{"server": "x", "client_secret": "client-value"}],
+    }
+    assert secrets_in_json(credentials) == ["access-value", "refresh-value", "client-value"]

@@ -46,7 +46,6 @@ import argparse
 import json
 import math
 import os
-import platform
 import re
 import shutil
 import sys
@@ -68,9 +67,13 @@ from agent_benchmarks.backends.agent_browser_chat_attempt import (
 from agent_benchmarks.backends.base import AgentOutcome, Backend, PreparedTask, process_failure
 from agent_benchmarks.backends.lightpanda import bundled_binary, check_binary, check_user_agent
 from agent_benchmarks.backends.lightpanda_trace import strip_ansi
-from agent_benchmarks.backends.programs import node_binary, program_version, short_id
+from agent_benchmarks.backends.programs import (
+    agent_browser_programs,
+    node_binary,
+    program_version,
+    short_id,
+)
 from agent_benchmarks.cli import positive_int
-from agent_benchmarks.datasets import sha256_file
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.prompts import RESEARCH_ANSWER_ONLY, STANDARD, SuitePrompt
 from agent_benchmarks.provenance import utc_stamp
@@ -736,21 +739,8 @@ def _endpoint(args: argparse.Namespace) -> tuple[str, str, str]:
     return url, "gateway", "AI_GATEWAY_API_KEY"
 
 
-def _native_binary(binary: str) -> Path | None:
-    """The native executable behind npm's shim (what the sha256 should be of)."""
-    resolved = Path(binary).resolve()
-    if resolved.suffix != ".js":
-        return resolved
-    arch = {"x86_64": "x64", "aarch64": "arm64"}.get(platform.machine(), platform.machine())
-    native = resolved.parent / f"agent-browser-{sys.platform}-{arch}"
-    return native if native.exists() else None
-
-
 def _programs(binary: str, engine: str, lightpanda: Path | None) -> dict[str, str]:
-    programs = {"agent-browser": program_version([binary, "--version"])}
-    native = _native_binary(binary)
-    if native is not None:
-        programs["agent-browser_sha256"] = sha256_file(native)
+    programs = agent_browser_programs(binary)
     if engine == "lightpanda":
         assert lightpanda is not None
         programs |= check_binary(lightpanda)

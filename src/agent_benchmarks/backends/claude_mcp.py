@@ -23,6 +23,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,12 +35,20 @@ from pydantic import BaseModel, ConfigDict
 
 from agent_benchmarks.attachments import message_attachments
 from agent_benchmarks.backends.base import AgentOutcome, PreparedTask, process_failure
-from agent_benchmarks.backends.claude_stream import audit_calls, parse_stream
+from agent_benchmarks.backends.claude_stream import ClaudeRun, audit_calls, parse_stream
 from agent_benchmarks.backends.lightpanda import bundled_binary, check_binary
-from agent_benchmarks.backends.programs import REPO, node_binary, program_version, short_id
-from agent_benchmarks.cli import positive_float, positive_int
+from agent_benchmarks.backends.programs import (
+    REPO,
+    agent_browser_programs,
+    node_binary,
+    program_version,
+    short_id,
+)
+from agent_benchmarks.cli import RESUME_OUT_DIR, positive_float, positive_int
 from agent_benchmarks.errors import InputError
+from agent_benchmarks.pricing import PriceTable, load_price_table
 from agent_benchmarks.provenance import default_run_dir
+from agent_benchmarks.redact import add_secret, secrets_in_json
 from agent_benchmarks.runner.command import BackendCLI
 from agent_benchmarks.runner.process import ProcessResult, ProcessSpec
 from agent_benchmarks.suite import SuiteDef
@@ -51,9 +60,17 @@ BROWSER_USE_PROJECT = REPO / "competitors" / "browser-use"
 BROWSER_USE_PYTHON = BROWSER_USE_PROJECT / ".venv" / "bin" / "python"
 BROWSER_USE_INSTALL = "uv sync --locked --project competitors/browser-use"
 SERVER_NAME = "browser"  # tools reach the model as mcp__browser__<tool>
-DEFAULT_MODEL = "claude-sonnet-4-6"
-DEFAULT_MAX_TURNS = 60
+# Upstream's defaults: its MCP runner passes the alias `sonnet`, sets no turn cap and gives
+# each task 600 s.
+DEFAULT_MODEL = "sonnet"
+DEFAULT_TIMEOUT_S = 600.0
 DEFAULT_MCP_TOOL_TIMEOUT_MS = 120_000
+# The names Claude Code 2.1.330 takes as aliases; it resolves them itself when it starts,
+# and each attempt's stream names the model id it ran (rows: details.model_id).
+CLAUDE_CODE_ALIASES = frozenset(
+    {"default", "best", "sonnet", "opus", "haiku", "fable", "opusplan"}
+    | {"sonnet[1m]", "opus[1m]", "fable[1m]"}
+)
 
 # Claude Code's own tools (2.1.x). ``--tools`` names the few a surface offers (or none);
 # denying the rest in --disallowed-tools as well keeps them out should a version re-add some
@@ -114,7 +131,7 @@ class McpSettings(BaseModel):
     surface: str = DEFAULT_SURFACE  # the tool surface (SURFACES)
     claude: str
     model: str
-    max_turns: int
+    max_turns: int | None = None  # None: no --max-turns (upstream's default)
     auth: str  # "subscription" (ANTHROPIC_API_KEY removed) or "api-key"
     mcp_tool_timeout_ms: int
     max_budget_usd: float | None = None  # Claude Code's own per-task spending cap
@@ -174,8 +191,7 @@ def _agent_browser_lightpanda_server(
 
 
 def _agent_browser_programs(settings: McpSettings) -> dict[str, str]:
-    binary = settings.agent_browser or "agent-browser"
-    return {"agent-browser": program_version([binary, "--version"])}
+    return agent_browser_programs(settings.agent_browser or "agent-browser")
 
 
 def _chromium_programs(settings: McpSettings) -> dict[str, str]:
@@ -314,23 +330,43 @@ def _tool_arguments(
 class ClaudeMcpBackend:
     model_protocol = "anthropic"
 
-    def __init__(self, config: McpSettings, definition: McpServerDef, versions: dict[str, str]):
+    def __init__(
+        self,
+        config: McpSettings,
+        definition: McpServerDef,
+        versions: dict[str, str],
+        prices: PriceTable | None = None,
+    ):
         self.config = config
         self.definition = definition
         self.versions = versions
+        # None: a scripted model's run, never priced.
+        self.prices = prices
         self.name = f"claude-mcp/{config.backend}"
+        self._model_ids: set[str] = set()  # the ids the attempts' streams named
+        self._lock = threading.Lock()
 
     def programs(self) -> dict[str, str]:
         return dict(self.versions)
 
     def settings(self) -> dict[str, Any]:
-        # Claude Code caps turns and (optionally) dollars; it has no token cap.
+        # Claude Code caps turns (when asked) and dollars (when asked); it has no token
+        # cap. None declares a cap absent.
         budgets = {
             "max_turns": self.config.max_turns,
             "max_tokens": None,
             "max_cost_usd": self.config.max_budget_usd,
         }
-        return self.config.model_dump() | {"budgets": budgets}
+        return self.config.model_dump() | {
+            "budgets": budgets,
+            "model_is_alias": self.config.model in CLAUDE_CODE_ALIASES,
+        }
+
+    def learned_settings(self) -> dict[str, Any]:
+        """What the run showed that the manifest could not say at its start: the model
+        ids Claude Code ran under (an alias such as ``sonnet``, resolved)."""
+        with self._lock:
+            return {"resolved_models": sorted(self._model_ids)} if self._model_ids else {}
 
     def command(self, prepared: PreparedTask) -> ProcessSpec:
         s = self.config
@@ -349,8 +385,9 @@ class ClaudeMcpBackend:
             "--disallowed-tools", ",".join(denied),
             "--allowed-tools", ",".join([*allowed, *s.built_in_tools]),
             "--model", s.model,
-            "--max-turns", str(s.max_turns),
         ]  # fmt: skip
+        if s.max_turns is not None:
+            argv += ["--max-turns", str(s.max_turns)]
         if s.max_budget_usd is not None:
             argv += ["--max-budget-usd", f"{s.max_budget_usd:g}"]
         if prepared.system_prompt is not None:
@@ -391,7 +428,13 @@ class ClaudeMcpBackend:
             set(self.config.allowed_tools),
             built_ins=set(self.config.built_in_tools),
         )
+        if run.model is not None:
+            with self._lock:
+                self._model_ids.add(run.model)
+        cost, cost_source = price_run(run, self.prices) if self.prices else (None, None)
         details: dict[str, Any] = {
+            "model_id": run.model,
+            "cost_source": cost_source,
             "claude_subtype": run.subtype,
             "num_turns": run.num_turns,
             "claude_total_cost_usd": run.total_cost_usd,
@@ -411,9 +454,23 @@ class ClaudeMcpBackend:
             error_class=error_class,
             error=error,
             trace=run.calls,
-            usage=run.usage,
+            usage=run.usage.model_copy(update={"cost_usd": cost}),
             details=details,
         )
+
+
+def price_run(run: ClaudeRun, prices: PriceTable) -> tuple[float | None, str | None]:
+    """The attempt's cost and where it came from: the price table, for the model ids
+    Claude Code ran (each one's own counts when the result lists them per model), as
+    ``price-table:<ids>``; else Claude Code's own total, ``claude-code``; else unknown."""
+    by_model = run.model_usage or ({run.model: run.usage} if run.model else {})
+    costs = {model: prices.cost(usage, model) for model, usage in by_model.items()}
+    if costs and None not in costs.values():
+        total = sum(cost for cost in costs.values() if cost is not None)
+        return round(total, 6), "price-table:" + ",".join(sorted(costs))
+    if run.total_cost_usd is not None:
+        return run.total_cost_usd, "claude-code"
+    return None, None
 
 
 # Claude Code's result subtypes for a spent budget (--max-turns, --max-budget-usd).
@@ -469,7 +526,9 @@ def add_args(parser: argparse.ArgumentParser) -> None:
         help="python of an environment with browser-use (default: competitors/browser-use)",
     )
     group.add_argument(
-        "--max-turns", type=positive_int, help=f"model turns per task (default {DEFAULT_MAX_TURNS})"
+        "--max-turns",
+        type=positive_int,
+        help="Claude Code's cap on model turns per task (default: none, as upstream)",
     )
     group.add_argument(
         "--auth",
@@ -501,6 +560,8 @@ def subscription_login() -> str:
     if os.environ.get(OAUTH_TOKEN_VAR):
         return "oauth-token"
     if _credentials_file().is_file():
+        # Read now, so that a file with no login in it is one error before the first task.
+        _mask_login(_credentials_file().read_bytes())
         return "credentials-file"
     raise InputError(
         f"--auth subscription: no Claude login found (neither {OAUTH_TOKEN_VAR} nor "
@@ -509,13 +570,34 @@ def subscription_login() -> str:
     )
 
 
+def _mask_login(raw: bytes) -> None:
+    """Add the tokens of a credentials file's content to what the harness masks in all it
+    writes (no environment variable names them); InputError when it holds none."""
+    path = _credentials_file()
+    try:
+        tokens = secrets_in_json(json.loads(raw))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"{path}: not a Claude credentials file (not JSON: {exc})") from None
+    if not tokens:
+        raise InputError(
+            f"{path}: no token in it (expected claudeAiOauth.accessToken); run `claude` "
+            "and /login again"
+        )
+    for token in tokens:
+        add_secret(token)
+
+
 def _copy_login(home: Path) -> None:
-    """Copy the credentials file, and nothing else of the user's ~/.claude, into ``home``."""
+    """Copy the credentials file, and nothing else of the user's ~/.claude, into ``home``.
+    Read afresh for each attempt (Claude Code may have refreshed the token meanwhile), so
+    its tokens are masked again."""
+    raw = _credentials_file().read_bytes()
+    _mask_login(raw)
     target = home / ".claude" / ".credentials.json"
     target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "wb") as out:
-        out.write(_credentials_file().read_bytes())
+        out.write(raw)
     os.chmod(target, 0o600)
 
 
@@ -539,7 +621,41 @@ def build(
         settings.login = subscription_login()
     args.provider = "anthropic"
     args.model = model
-    return ClaudeMcpBackend(settings, definition, versions)
+    # The flags record what the run uses, defaults included, for --resume to keep.
+    args.surface, args.max_turns = settings.surface, settings.max_turns
+    scaffold = scripted_model is not None or bool(args.scaffold)
+    prices = None if scaffold else load_price_table(Path(args.prices) if args.prices else None)
+    return ClaudeMcpBackend(settings, definition, versions, prices)
+
+
+def surface_and_turns(args: argparse.Namespace) -> tuple[str, int | None]:
+    """The run's tool surface and turn cap: as the flags say, else the defaults. A resumed
+    run's flags come from its manifest; where they do not say (runs started before they
+    were recorded), its backend settings do: a run from before --surface existed had
+    strict's surface, and one from before the cap's default became none had 60 turns."""
+    resumed = _resumed_backend(args)
+    if args.surface:
+        surface = args.surface
+    elif resumed is not None:
+        surface = resumed.get("surface") or "strict"
+    else:
+        surface = DEFAULT_SURFACE
+    return surface, args.max_turns or (resumed.get("max_turns") if resumed else None)
+
+
+def _resumed_backend(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The backend settings the manifest of the run being resumed recorded; None for a new
+    run, {} when there is no such manifest (``--list-tools`` reads no run)."""
+    resume = getattr(args, "resume", None)
+    if resume is None:
+        return None
+    folder = args.out_dir if resume == RESUME_OUT_DIR else resume
+    try:
+        manifest = json.loads((Path(folder) / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, TypeError, ValueError):
+        return {}
+    backend = manifest.get("settings", {}).get("backend") if isinstance(manifest, dict) else None
+    return backend if isinstance(backend, dict) else {}
 
 
 def _surface(
@@ -548,8 +664,7 @@ def _surface(
     """The settings, with the tools the server really offers sorted into allowed and
     excluded by the surface; the programs' versions; each offered tool's arguments."""
     definition = SERVERS[args.backend]
-    # A resumed run keeps its --surface; one started before the flag existed had strict's.
-    surface = args.surface or ("strict" if getattr(args, "resume", None) else DEFAULT_SURFACE)
+    surface, max_turns = surface_and_turns(args)
     lightpanda = Path(args.lightpanda) if args.lightpanda else bundled_binary()
     versions = check_binary(lightpanda)
     # CLAUDE_BIN names the claude program as upstream's harness reads it; --claude wins.
@@ -584,7 +699,7 @@ def _surface(
         surface=surface,
         claude=claude,
         model=args.model or DEFAULT_MODEL,
-        max_turns=args.max_turns or DEFAULT_MAX_TURNS,
+        max_turns=max_turns,
         auth=args.auth or "subscription",
         mcp_tool_timeout_ms=args.mcp_tool_timeout_ms or DEFAULT_MCP_TOOL_TIMEOUT_MS,
         max_budget_usd=args.max_budget_usd,
@@ -641,6 +756,7 @@ CLI = BackendCLI(
         "surface",
         "claude",
         "lightpanda",
+        "agent_browser",
         "browser_use_python",
         "max_turns",
         "auth",
@@ -650,5 +766,6 @@ CLI = BackendCLI(
     build=build,
     run_dir=lambda suite, args: default_run_dir(suite.name, mcp_backend=args.backend),
     prog_suffix="-mcp-run",
+    default_timeout_s=DEFAULT_TIMEOUT_S,
     inform=list_tools,
 )

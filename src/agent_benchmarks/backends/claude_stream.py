@@ -9,8 +9,9 @@ stdout holds one JSON event a line:
                      ``content`` as a string or a list of blocks, ``is_error``) and a
                      ``timestamp``.
 ``result``           last: ``subtype``, ``is_error``, ``num_turns``, ``result`` (absent on
-                     errors), ``total_cost_usd``, ``usage``, ``permission_denials``,
-                     ``errors`` (error subtypes only).
+                     errors), ``total_cost_usd``, ``usage``, ``modelUsage`` (the counts and
+                     ``costUSD`` per model id), ``permission_denials``, ``errors`` (error
+                     subtypes only).
 
 Facts checked against Claude Code 2.1.197 and 2.1.330 driven by a scripted model server
 (the project's recordings under ``tests/fixtures/claude-code``, made by
@@ -36,6 +37,9 @@ Facts checked against Claude Code 2.1.197 and 2.1.330 driven by a scripted model
 * ``--max-turns 1`` ends with subtype ``error_max_turns``, ``is_error`` true, no
   ``result`` text and ``num_turns`` 2 after a single model response: ``num_turns`` counts
   the turn that was refused, :attr:`Usage.turns` counts responses.
+* ``init.model`` is the model id the run uses: an alias given with ``--model`` is already
+  resolved there (2.1.330 runs ``sonnet`` as ``claude-sonnet-5-5``), and the requests name
+  that id. ``modelUsage`` is keyed by the same ids.
 * A killed process leaves no ``result`` event and possibly a torn last line; both are
   noted in :attr:`ClaudeRun.problems`, never raised, so the row keeps what was recorded.
 """
@@ -72,6 +76,13 @@ _USAGE_KEYS = {
     "cache_creation_input_tokens": "cache_write_tokens",
     "output_tokens": "output_tokens",
 }
+# modelUsage's names for the same four counts.
+_MODEL_USAGE_KEYS = {
+    "inputTokens": "input_tokens",
+    "cacheReadInputTokens": "cache_read_tokens",
+    "cacheCreationInputTokens": "cache_write_tokens",
+    "outputTokens": "output_tokens",
+}
 _LOWER_BOUND = "usage summed from assistant events: their output_tokens is a lower bound"
 
 
@@ -90,6 +101,9 @@ class ClaudeRun:
     permission_denials: list[dict[str, Any]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # the result event's ``errors``
     init: dict[str, Any] | None = None
+    model: str | None = None  # the model id the run used (init's; an alias resolved)
+    # The result's usage per model id (modelUsage); empty without a result event.
+    model_usage: dict[str, Usage] = field(default_factory=dict)
     mcp_servers: list[dict[str, Any]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
@@ -163,6 +177,8 @@ def parse_stream(text: str, max_output_chars: int = 8000) -> ClaudeRun:
         content = message.get("content") if isinstance(message.get("content"), list) else []
         if kind == "system" and event.get("subtype") == "init":
             run.init = {k: event[k] for k in _INIT_KEYS if k in event}
+            model = event.get("model")
+            run.model = model if isinstance(model, str) and model else None
             servers = event.get("mcp_servers")
             run.mcp_servers = [
                 {"name": s.get("name"), "status": s.get("status")}
@@ -247,6 +263,7 @@ def parse_stream(text: str, max_output_chars: int = 8000) -> ClaudeRun:
         run.permission_denials = [d for d in denials if isinstance(d, dict)]
     errors = result.get("errors")
     run.errors = [str(e) for e in errors] if isinstance(errors, list) else []
+    run.model_usage = _model_usage(result.get("modelUsage"))
     if not isinstance(result.get("usage"), dict):
         run.problems.append(_LOWER_BOUND)
         return run
@@ -264,6 +281,19 @@ def parse_stream(text: str, max_output_chars: int = 8000) -> ClaudeRun:
     # cost_usd stays None: the harness prices usage with its own versioned table.
     run.usage = Usage(**totals, turns=len(responses))
     return run
+
+
+def _model_usage(value: Any) -> dict[str, Usage]:
+    """``modelUsage`` as Usage per model id (malformed entries left out)."""
+    if not isinstance(value, dict):
+        return {}
+    return {
+        model: Usage(
+            **{name: _int(counts.get(key)) or 0 for key, name in _MODEL_USAGE_KEYS.items()}
+        )
+        for model, counts in value.items()
+        if isinstance(model, str) and isinstance(counts, dict)
+    }
 
 
 def audit_calls(

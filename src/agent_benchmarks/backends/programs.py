@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import platform
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
+from agent_benchmarks.datasets import sha256_file
 from agent_benchmarks.errors import InputError
 
 REPO = Path(__file__).resolve().parents[3]
@@ -45,3 +48,25 @@ def short_id(path: Path) -> str:
     """A short stable name for an attempt folder (session names, socket dirs: agent-browser's
     socket path must stay under 103 bytes, however deep the folder is)."""
     return hashlib.sha256(str(path).encode()).hexdigest()[:10]
+
+
+def agent_browser_programs(binary: str) -> dict[str, str]:
+    """agent-browser's version, and the sha256 of the executable that really runs (npm
+    installs a JavaScript shim in front of a native binary), as the manifest records
+    lightpanda's."""
+    programs = {"agent-browser": program_version([binary, "--version"])}
+    native = _agent_browser_native(binary)
+    if native is not None:
+        programs["agent-browser_sha256"] = sha256_file(native)
+    return programs
+
+
+def _agent_browser_native(binary: str) -> Path | None:
+    """The native executable behind npm's shim: the shim's sibling named for this platform
+    (None when it is not there), or the binary itself when it is not the shim."""
+    resolved = Path(binary).resolve()
+    if resolved.suffix != ".js":
+        return resolved
+    arch = {"x86_64": "x64", "aarch64": "arm64"}.get(platform.machine(), platform.machine())
+    native = resolved.parent / f"agent-browser-{sys.platform}-{arch}"
+    return native if native.exists() else None
