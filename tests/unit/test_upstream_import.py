@@ -303,6 +303,11 @@ def test_webbench_grade_judges_upstream_rows_with_their_task_text(tmp_path: Path
     assert scores["accuracy_strict"] == pytest.approx(1 / 3)
     assert scores["metrics"]["n_yes"] == 1 and scores["metrics"]["n_no"] == 1
     assert scores["by_group"]["web_name"]["shop.example"]["n"] == 3
+    # Upstream's summary of the same verdicts: the timed-out row printed nothing, a no.
+    view = scores["upstream_view"]
+    assert (view["n_tasks"], view["yes"], view["no"], view["invalid"]) == (3, 1, 2, 0)
+    assert view["accuracy"] == pytest.approx(1 / 3) and view["timeouts"] == 1
+    assert view["by_site"]["shop.example"]["yes"] == 1
 
 
 def test_upstreams_own_scores_json_is_left_alone(tmp_path: Path) -> None:
