@@ -43,7 +43,7 @@ AssistantBench (:func:`assistantbench_score`): the gold's shape picks the rule.
   (each item used once, stopping at a score of 0), F1 of the matched total over both
   lengths;
 - dict: the prediction as a JSON object (else empty), the mean over the gold's keys of the
-  value scores (a key the prediction lacks scores 0).
+  value scores (a key the prediction lacks scores 0, unless the gold's value is blank too).
 
 ``correct`` is a score of at least 0.5; ``accuracy_soft`` is the mean score and
 ``accuracy_strict`` the share correct.
