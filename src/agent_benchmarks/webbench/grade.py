@@ -1,10 +1,11 @@
 """``webbench-grade``: the text-only LLM judge over a predictions file.
 
 ``--judge-protocol`` picks how the rows are judged (``scoring/llm_judge/protocol.py``):
-``upstream`` (the default) is upstream's judge, under which every completed row is judged,
-an empty answer included (it counts as NO unless the judge says YES), and a failed call is
-INVALID; ``strict`` is ours, under which a row with no answer is not sent (it cannot be
-right) and is counted as unanswered, and a row whose calls all fail is a judge_error.
+``upstream`` (the default) is upstream's judge, under which every row handed to the grader
+is judged, an empty answer included (it counts as NO unless the judge says YES), and a
+failed call is INVALID; ``strict`` is ours, under which a row with no answer is not sent
+(it cannot be right) and is counted as unanswered, and a row whose calls all fail is a
+judge_error.
 Verdicts are cached in the run folder per protocol, so grading again makes no call.
 """
 
@@ -160,7 +161,9 @@ def add_judge_args(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--judge-timeout",
         type=positive_float,
-        help="seconds per judge request (default: the protocol's, upstream 600, strict 60)",
+        help="seconds per judge request (default: the protocol's, "
+        + ", ".join(f"{name} {p.call.timeout_s:g}" for name, p in PROTOCOLS.items())
+        + ")",
     )
     group.add_argument(
         "--judge-max-attempts",
