@@ -102,6 +102,9 @@ AB_CASES = [
     # Objects: the mean over the gold's keys; a prediction that is not JSON scores 0.
     ('{"name": "bob", "age": 31}', '{"name": "Bob", "age": 30}', (1 + (1 - 1 / 30)) / 2, None),
     ("Bob, 30", '{"name": "Bob", "age": 30}', 0.0, 0.0),
+    # A key the prediction lacks scores 0, or 1 when the gold's value is blank too.
+    ('{"a": "x"}', '{"a": "x", "b": "y"}', 0.5, 2 / 3),
+    ('{"a": "x"}', '{"a": "x", "b": ""}', 1.0, 2 / 3),
     # Empty answers.
     ("", "5", 0.0, 0.0),
     ("", "", 1.0, 0.0),
