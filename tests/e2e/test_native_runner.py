@@ -166,8 +166,8 @@ def test_gaia_run_from_a_dataset_file(gaia_file: Path, tmp_path: Path) -> None:
     run_dir = tmp_path / "gaia-run"
     with LocalSite() as site, _gaia_server(site) as server:
         proc = _scripted_run(
-            "gaia-run", gaia_file, server, run_dir, "--workers", "2", "--timeout", "60", "--grade"
-        )
+            "gaia-run", gaia_file, server, run_dir, "--workers", "2", "--timeout", "60"
+        )  # graded at the end by default
         assert proc.returncode == 0, proc.stderr[-2000:]
         rows = {row.id: row for row in _rows(run_dir)}
         assert set(rows) == {"g1-plain", "g1-text", "g1-sheet", "g1-list"}
@@ -264,7 +264,9 @@ def test_webbench_run_blocks_answer_sources(tmp_path: Path) -> None:
                 return FinalAnswer(f"The Glacier Water Bottle costs {found.group(1)}.")
 
         with ScriptedModelServer(lambda task_id: TryLeakThenRead(), models=[MODEL]) as server:
-            proc = _scripted_run("webbench-run", table, server, run_dir, "--block-answer-sources")
+            proc = _scripted_run(
+                "webbench-run", table, server, run_dir, "--block-answer-sources", "--no-grade"
+            )
         assert proc.returncode == 0, proc.stderr[-2000:]
         served = [r.path for r in site.requests_for("wb")]
     (row,) = _rows(run_dir)

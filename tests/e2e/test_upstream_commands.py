@@ -207,7 +207,7 @@ def test_webbench_user_agent_reaches_the_pages(tmp_path: Path) -> None:
     with _answer("unused") as server:
         proc = run_cli(
             "webbench-run",
-            *("--user-agent", agent, "--limit", "1"),
+            *("--user-agent", agent, "--limit", "1", "--no-grade"),
             *("--dataset-file", str(WEBBENCH_CSV)),
             *("--base-url", f"{server.root_url}/task/{{task_id}}", "--scaffold"),
             *("--out-dir", str(run_dir)),
@@ -226,7 +226,7 @@ def test_webbench_user_agent_reaches_the_pages(tmp_path: Path) -> None:
         with ScriptedModelServer(lambda task_id: ReadThenAnswer(page.url)) as server:
             proc = run_cli(
                 "webbench-run",
-                *("--user-agent", agent, "--limit", "1"),
+                *("--user-agent", agent, "--limit", "1", "--no-grade"),
                 *("--provider", "anthropic", "--model", "claude-sonnet-4-6"),
                 *("--dataset-file", str(WEBBENCH_CSV)),
                 *("--base-url", f"{server.root_url}/task/{{task_id}}", "--scaffold"),
@@ -376,7 +376,7 @@ def test_chat_user_agent_reaches_the_pages(engine: str, tmp_path: Path) -> None:
         with ScriptedModelServer(lambda task_id: policy) as server:
             proc = run_cli(
                 "webbench-ab-run",
-                *("--user-agent", agent, "--limit", "1", "--engine", engine),
+                *("--user-agent", agent, "--limit", "1", "--engine", engine, "--no-grade"),
                 *("--model", "google/gemini-3.5-flash"),
                 *("--dataset-file", str(WEBBENCH_CSV), "--scaffold", "--out-dir", str(run_dir)),
                 env={

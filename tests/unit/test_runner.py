@@ -946,11 +946,14 @@ def test_webbench_run_refuses_before_its_first_task_when_the_judge_has_no_key(
             webbench_main([*args, "--judge-model", "gemini-2.5-flash"]),
             "the gemini-2.5-flash judge, which needs GEMINI_API_KEY or GOOGLE_API_KEY",
         )
-        # --no-grade: no judge, so the run goes past that check (to the next one here).
-        rc = webbench_main([*args, "--no-grade", "--lightpanda", "/nonexistent"])
-        _refused(capsys, rc, "--lightpanda /nonexistent: no such file")
         assert server.task_ids() == []  # no agent asked the model anything
-    assert not run_dir.exists()
+        assert not run_dir.exists()
+        # --no-grade: no judge to check; the run runs and says how to grade it later.
+        rc = webbench_main([*args, "--no-grade"])
+    err = capsys.readouterr().err
+    assert rc == 0, err[-2000:]
+    assert len(_read_rows(run_dir)) == 2 and not (run_dir / "scores.json").exists()
+    assert f"not graded (--no-grade); grade with: webbench-grade {run_dir}" in err
 
 
 def test_webbench_run_grades_at_the_end_and_a_failed_grade_leaves_the_run_whole(

@@ -300,7 +300,6 @@ def _run(
                 "or choose another --out-dir"
             )
     predictions_path = run_dir / "predictions.jsonl"
-    grader = end_grader(grading, args, predictions_path, prog) if args.grade else None
     if manifest is not None:
         loaded, tasks = _reload_tasks(suite, manifest)
     else:
@@ -341,6 +340,8 @@ def _run(
             prompt_variant(suite.prompt, args.prompt)
         except ValueError as exc:
             raise InputError(f"--prompt {args.prompt}: {exc}") from None
+    # Last of the checks, after the run's own flags: nothing has started yet.
+    grader = end_grader(grading, args, predictions_path, prog) if args.grade else None
     empty_retry = suite.retry_empty_once and backend_cli.empty_retry and not args.no_empty_retry
     if manifest is not None and not manifest.settings.get("empty_retry", {}).get("on"):
         empty_retry = False  # a run started without it (or before it existed) stays so
