@@ -967,10 +967,14 @@ def test_webbench_run_grades_at_the_end_and_a_failed_grade_leaves_the_run_whole(
     run_dir = tmp_path / "wb"
     with ScriptedModelServer(lambda task_id: AnswerAtOnce(), models=[WB_MODEL]) as server:
         args = _webbench_args(webbench_table, server, run_dir)
-        rc = webbench_main([*args, "--judge-base-url", _closed_port_url()])
+        judge_down = _closed_port_url()
+        rc = webbench_main([*args, "--judge-base-url", judge_down, "--judge-workers", "1"])
     out, err = capsys.readouterr()
     assert rc == 1, err[-2000:]
-    assert "grading incomplete" in err and f"webbench-grade {run_dir}" in err
+    assert "grading incomplete" in err
+    # How to grade later: the same judge flags, so it grades as this run would have.
+    grade_later = f"webbench-grade {run_dir} --judge-base-url {judge_down} --judge-workers 1"
+    assert grade_later in err
     rows = _read_rows(run_dir)
     assert [(r.id, r.status) for r in rows] == [("webbench-7001", "ok"), ("webbench-7002", "ok")]
     manifest = Manifest.model_validate_json((run_dir / "manifest.json").read_text())

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import shlex
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -428,13 +429,36 @@ def _run(
         if learned is not None:
             manifest.settings.setdefault("backend", {}).update(learned())
         _write_manifest(run_dir, manifest)
-    return _conclude(console, grading, grader, outcome, run_dir, prog)
+    grade_later = shlex.join(
+        [f"{grading.suite_name}-grade", str(run_dir), *_grading_flags(grading, args, typed)]
+    )
+    return _conclude(console, grader, grading, grade_later, outcome, run_dir, prog)
+
+
+def _grading_flags(grading: GradeCommand, args: argparse.Namespace, typed: set[str]) -> list[str]:
+    """The grading flags typed on this command line (WebBench: the judge's), as
+    ``<suite>-grade`` takes them, so that grading later grades as this run would have."""
+    parser = argparse.ArgumentParser(add_help=False)
+    grading.add_grading_args(parser)
+    flags: list[str] = []
+    for action in parser._actions:
+        if action.dest not in typed:
+            continue
+        value = getattr(args, action.dest)
+        if isinstance(action, argparse.BooleanOptionalAction):
+            flags.append(action.option_strings[0 if value else 1])
+        elif action.nargs == 0:  # a switch
+            flags.append(action.option_strings[0])
+        else:
+            flags += [action.option_strings[0], str(value)]
+    return flags
 
 
 def _conclude(
     console: Console,
-    grading: GradeCommand,
     grader: Grader | None,
+    grading: GradeCommand,
+    grade_later: str,
     outcome: RunOutcome,
     run_dir: Path,
     prog: str,
@@ -460,7 +484,6 @@ def _conclude(
             f"error and stderr_tail); retry them with: {prog} --resume {run_dir}"
         )
         return 1
-    grade_later = f"{grading.suite_name}-grade {run_dir}"
     if grader is None:
         console.print(f"not graded (--no-grade); grade with: {grade_later}")
         return 0
