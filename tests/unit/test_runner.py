@@ -956,10 +956,21 @@ def test_webbench_run_refuses_before_its_first_task_when_the_judge_has_no_key(
     assert f"not graded (--no-grade); grade with: webbench-grade {run_dir}" in err
 
 
+@pytest.mark.parametrize(
+    "protocol",
+    [
+        pytest.param([], id="upstream-protocol-a-failed-call-is-invalid"),
+        pytest.param(
+            ["--judge-protocol", "strict", "--judge-max-attempts", "1"],
+            id="strict-protocol-judge-error",
+        ),
+    ],
+)
 def test_webbench_run_grades_at_the_end_and_a_failed_grade_leaves_the_run_whole(
     webbench_table: Path,
     scripted_env: None,
     tmp_path: Path,
+    protocol: list[str],
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -968,13 +979,16 @@ def test_webbench_run_grades_at_the_end_and_a_failed_grade_leaves_the_run_whole(
     with ScriptedModelServer(lambda task_id: AnswerAtOnce(), models=[WB_MODEL]) as server:
         args = _webbench_args(webbench_table, server, run_dir)
         judge_down = _closed_port_url()
-        rc = webbench_main([*args, "--judge-base-url", judge_down, "--judge-workers", "1"])
+        rc = webbench_main([*args, *protocol, "--judge-base-url", judge_down])
     out, err = capsys.readouterr()
     assert rc == 1, err[-2000:]
-    assert "grading incomplete" in err
-    # How to grade later: the same judge flags, so it grades as this run would have.
-    grade_later = f"webbench-grade {run_dir} --judge-base-url {judge_down} --judge-workers 1"
-    assert grade_later in err
+    assert "grading incomplete: the judge's API gave no reply for 2 attempt(s)" in err
+    # How to grade later: with the judge flags the run was given, so it grades as the run
+    # would have.
+    grade_later = err[err.index("grade again with: ") :].splitlines()[0]
+    assert f"webbench-grade {run_dir} " in grade_later
+    for flag in (*protocol, "--judge-base-url", judge_down):
+        assert f" {flag}" in grade_later
     rows = _read_rows(run_dir)
     assert [(r.id, r.status) for r in rows] == [("webbench-7001", "ok"), ("webbench-7002", "ok")]
     manifest = Manifest.model_validate_json((run_dir / "manifest.json").read_text())
@@ -985,7 +999,7 @@ def test_webbench_run_grades_at_the_end_and_a_failed_grade_leaves_the_run_whole(
     with FakeJudgeServer() as judge:
         judge.responder = lambda received: judge_yes()
         rc = webbench_grade_main(
-            [str(run_dir), "--judge-base-url", judge.base_url("anthropic"), "--json"]
+            [str(run_dir), *protocol, "--judge-base-url", judge.base_url("anthropic"), "--json"]
         )
         out, err = capsys.readouterr()
         assert rc == 0, err[-2000:]

@@ -508,10 +508,9 @@ def _conclude(
 
 
 def _judge_calls_failed(scores: Scores) -> int:
-    """Attempts an LLM judge could not judge because its API failed (none without a judge):
-    a ``judge_error`` verdict, or under upstream's protocol a failed call counted INVALID."""
-    judged = scores.grader.get("judged") or {}
-    return judged.get("verdicts", {}).get("judge_error", 0) + judged.get("n_call_failed", 0)
+    """Attempts an LLM judge could not judge because its API gave no reply (none without a
+    judge): counted INVALID under upstream's protocol, ``judge_error`` under the strict one."""
+    return (scores.grader.get("judged") or {}).get("n_call_failed", 0)
 
 
 def _announce(
