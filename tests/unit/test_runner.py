@@ -25,6 +25,7 @@ import pytest
 from rich.console import Console
 
 from agent_benchmarks import gaia
+from agent_benchmarks.assistantbench.run import main as assistantbench_main
 from agent_benchmarks.backends.base import AgentOutcome, PreparedTask
 from agent_benchmarks.backends.lightpanda import NO_RESPONSE, classify
 from agent_benchmarks.gaia.run import main as gaia_main
@@ -48,6 +49,7 @@ from agent_benchmarks.runner.progress import RunProgress
 from agent_benchmarks.runner.session import TaskSession
 from agent_benchmarks.webbench.grade import main as webbench_grade_main
 from agent_benchmarks.webbench.run import main as webbench_main
+from tests.support import ASSISTANTBENCH_ROWS, write_jsonl
 from tests.unit.judge_fakes import FakeJudgeServer
 from tests.unit.judge_fakes import yes as judge_yes
 
@@ -928,6 +930,36 @@ def _closed_port_url() -> str:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
+def test_a_run_with_tasks_it_could_not_grade_is_refused_before_its_first_task(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A task with no gold (a test split hides them) could never be graded at the end."""
+    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
+    table = write_jsonl(
+        tmp_path / "ab.jsonl",
+        [
+            {**ASSISTANTBENCH_ROWS[0], "id": "ab-gold"},
+            {**ASSISTANTBENCH_ROWS[0], "id": "ab-hidden", "answer": None},
+        ],
+    )
+    run_dir = tmp_path / "ab"
+    rc = assistantbench_main(
+        [
+            *("--dataset-file", str(table), "--out-dir", str(run_dir)),
+            *("--provider", "openai_compatible", "--model", "m"),
+            *("--base-url", "http://127.0.0.1:9/v1", "--scaffold"),
+        ]
+    )
+    _refused(
+        capsys,
+        rc,
+        "assistantbench-run grades at the end against gold answers, and 1 selected task(s) "
+        "have none (e.g. 'ab-hidden'",
+        "pass --no-grade",
+    )
+    assert not run_dir.exists()
 
 
 def test_webbench_run_refuses_before_its_first_task_when_the_judge_has_no_key(

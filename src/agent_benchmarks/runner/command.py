@@ -242,12 +242,23 @@ def suite_grading(suite: SuiteDef) -> GradeCommand:
 
 
 def end_grader(
-    grading: GradeCommand, args: argparse.Namespace, predictions_path: Path, prog: str
+    grading: GradeCommand,
+    args: argparse.Namespace,
+    predictions_path: Path,
+    tasks: Sequence[Task],
+    prog: str,
 ) -> Grader:
     """The grader a run ends with, built before its first task, so that what would make the
-    grade fail after the last task (a judge without its API key, bad judge settings) stops
-    the run before it starts."""
+    grade fail after the last task (a judge without its API key, bad judge settings, tasks
+    with no gold answer to grade against) stops the run before it starts."""
     grader = grading.make_grader(args, predictions_path)
+    no_gold = [t.id for t in tasks if t.gold is None] if grader.needs_gold else []
+    if no_gold:
+        raise InputError(
+            f"{prog} grades at the end against gold answers, and {len(no_gold)} selected "
+            f"task(s) have none (e.g. {no_gold[0]!r}; a test split keeps its answers hidden): "
+            "pass --no-grade"
+        )
     judge = getattr(grader, "config", None)
     if isinstance(judge, JudgeConfig):
         try:
@@ -342,7 +353,7 @@ def _run(
         except ValueError as exc:
             raise InputError(f"--prompt {args.prompt}: {exc}") from None
     # Last of the checks, after the run's own flags: nothing has started yet.
-    grader = end_grader(grading, args, predictions_path, prog) if args.grade else None
+    grader = end_grader(grading, args, predictions_path, tasks, prog) if args.grade else None
     empty_retry = suite.retry_empty_once and backend_cli.empty_retry and not args.no_empty_retry
     if manifest is not None and not manifest.settings.get("empty_retry", {}).get("on"):
         empty_retry = False  # a run started without it (or before it existed) stays so
