@@ -209,7 +209,7 @@ def _runner(
         timeout_s=timeout_s,
         memory_max_mb=None,
         prices=load_price_table(None),
-        model=None,
+        price_model=None,
         retry_empty=retry,
     )
 

@@ -420,7 +420,9 @@ def _run(
             timeout_s=args.timeout,
             memory_max_mb=args.memory_max_mb or None,
             prices=prices,
-            model=model,
+            # A scaffold run's model is a test double: its rows are never priced, whatever
+            # real id the driven program had to be given (--scaffold --model claude-...).
+            price_model=None if mode == "scaffold" else model,
             retry_empty=empty_retry,
         )
         outcome = execute(

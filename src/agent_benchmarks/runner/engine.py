@@ -55,7 +55,8 @@ class AttemptRunner:
     timeout_s: float | None
     memory_max_mb: int | None
     prices: PriceTable
-    model: str | None
+    # The model id rows are priced as when the backend did not price them; None: never.
+    price_model: str | None
     # The suite's retry_empty_once, where the runner applies it: an attempt that answered
     # nothing, without timing out or a safety refusal, runs once more (--no-empty-retry).
     retry_empty: bool = False
@@ -147,7 +148,7 @@ class AttemptRunner:
         prediction, answer_details = once.prediction, once.answer_details
         usage = outcome.usage
         if usage.cost_usd is None:
-            usage = usage.model_copy(update={"cost_usd": self.prices.cost(usage, self.model)})
+            usage = usage.model_copy(update={"cost_usd": self.prices.cost(usage, self.price_model)})
         details = {
             **(prepared.details if prepared is not None else {}),
             **outcome.details,
