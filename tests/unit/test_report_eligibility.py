@@ -93,6 +93,31 @@ def test_model_unpinned(tmp_path: Path) -> None:
     assert codes(row) == {"model_unpinned"}  # provider set: an LLM row without its model id
 
 
+def test_an_alias_is_pinned_only_by_the_one_id_the_run_recorded_running_as(
+    tmp_path: Path,
+) -> None:
+    """Claude Code's ``sonnet`` (upstream's MCP default) moves with Claude Code's release;
+    the run records the ids its attempts ran as, and only one such id pins it."""
+
+    def alias_run(name: str, resolved: list[str] | None) -> StackRow:
+        backend = {"model_is_alias": True} | (
+            {} if resolved is None else {"resolved_models": resolved}
+        )
+        run = make_run(tmp_path, name, model="sonnet", extra_settings={"backend": backend})
+        (row,) = rows(run).values()
+        return row
+
+    pinned = alias_run("one", ["claude-sonnet-5-5"])
+    assert codes(pinned) == set()
+    assert pinned.stack.model == "sonnet (claude-sonnet-5-5)"
+    unrecorded = alias_run("none", None)
+    assert codes(unrecorded) == {"model_unpinned"}
+    assert "recorded no model id" in unrecorded.eligibility.reasons[0].message
+    several = alias_run("two", ["claude-sonnet-5-5", "claude-sonnet-4-6"])
+    assert codes(several) == {"model_unpinned"}
+    assert "claude-sonnet-5-5, claude-sonnet-4-6" in several.eligibility.reasons[0].message
+
+
 def test_too_few_tasks(tmp_path: Path) -> None:
     run = make_run(tmp_path, "small", uniform(9, Attempt()))
     (row,) = rows(run).values()

@@ -160,9 +160,22 @@ def _budget_blocks(settings: dict[str, Any]) -> list[dict[str, Any]]:
     return blocks
 
 
-def _model_problem(model: str | None) -> str | None:
+def _model_problem(model: str | None, settings: dict[str, Any]) -> str | None:
     if not model:
         return "no model id in the manifest"
+    backend = settings.get("backend")
+    if isinstance(backend, dict) and backend.get("model_is_alias"):
+        # An alias the agent resolves itself (Claude Code's ``sonnet``): pinned only by the
+        # id the attempts recorded running as, and only if they all ran as one.
+        resolved = backend.get("resolved_models") or []
+        if len(resolved) == 1:
+            return None
+        if not resolved:
+            return (
+                f"model {model!r} is an alias the agent resolves itself, and the run recorded "
+                "no model id it ran as"
+            )
+        return f"model {model!r} is an alias that ran as several ids: {', '.join(resolved)}"
     lowered = model.lower()
     if lowered in _VAGUE_MODELS or any(alias in lowered for alias in _MOVING_ALIASES):
         return f"model {model!r} is a moving alias, not a pinned model id"
@@ -258,7 +271,9 @@ def assess(candidates: list[Candidate]) -> dict[str, Eligibility]:
                 )
             )
         if c.is_llm:
-            problem = _model_problem(c.stack.model)
+            problem = _model_problem(
+                c.stack.model, c.run.manifest.settings if c.run.manifest else {}
+            )
             if problem:
                 reasons.append(Reason(code="model_unpinned", message=problem))
             missing = [k for k, v in budgets[c.key].items() if v is None]

@@ -57,7 +57,7 @@ def stack_of(run: LoadedRun) -> Stack:
     return Stack(
         backend=backend,
         engine=engine_of(backend, settings),
-        model=manifest.model if manifest is not None else _upstream_model(run),
+        model=_model_of(manifest.model, settings) if manifest is not None else _upstream_model(run),
         agent=agent_of(backend),
         surface=surface_of(backend, settings),
     )
@@ -71,6 +71,19 @@ def surface_of(backend: str, settings: dict[str, Any]) -> str | None:
     backend_settings = settings.get("backend")
     surface = backend_settings.get("surface") if isinstance(backend_settings, dict) else None
     return surface if isinstance(surface, str) and surface else "strict"
+
+
+def _model_of(model: str | None, settings: dict[str, Any]) -> str | None:
+    """The manifest's model, with the id an alias ran as when the run recorded exactly one
+    (``sonnet (claude-sonnet-5-5)``), so two runs of one alias over different releases are
+    told apart."""
+    backend = settings.get("backend")
+    if not (model and isinstance(backend, dict) and backend.get("model_is_alias")):
+        return model
+    resolved = backend.get("resolved_models")
+    return (
+        f"{model} ({resolved[0]})" if isinstance(resolved, list) and len(resolved) == 1 else model
+    )
 
 
 def _upstream_model(run: LoadedRun) -> str | None:
