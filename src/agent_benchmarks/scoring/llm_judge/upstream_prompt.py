@@ -5,11 +5,12 @@ read for its behaviour; the wording here is ours.
 
 System prompt (:data:`SYSTEM_PROMPT`)
     The judge is told it grades a text-only browser agent from excerpts of what its
-    page-reading tools returned, which stand in for screenshots; what it is given; what
-    grounds a YES (the claimed answer visible in an excerpt from a plausible URL) and what
-    argues against it (generic or hedged answers, details no excerpt shows, error / cookie /
-    access pages, implausible URLs); and to answer ``VERDICT: YES|NO`` then one
-    ``REASONING:`` line, YES only when confident.
+    page-reading tools returned, in place of screenshots; what the message holds (the
+    reference answer as a hint); a rule for YES (concrete facts found in excerpts read on
+    fitting URLs, and confidence) and one for NO (vague, hedged or partial answers, facts no
+    excerpt shows, error / cookie / access pages, giving up, unrelated URLs, a wrong
+    result); and to reply ``VERDICT: YES|NO`` then one ``REASONING:`` line. The protocol is
+    upstream's; the words and their order are this project's own.
 
 User message (:func:`build_prompt`)
     The task with its site (``web_name``), the start URL, every ``goto`` URL in call order
@@ -53,40 +54,26 @@ NAVIGATION_TOOL = "goto"
 _MCP_PREFIX = "mcp__"
 
 SYSTEM_PROMPT = """\
-Your job is to decide whether a browser agent really accomplished a task on a website. The \
-agent drives a text-only browser that renders nothing, so there are no screenshots: in their \
-place you get excerpts of the text its page-reading tools returned.
+You grade the work of a browser agent. Its browser produces text only, so your evidence is \
+what the agent's page-reading tools printed, not screenshots.
 
-What you are given:
-- the task, the site it belongs to and the URL the agent started from;
-- the URLs the agent navigated to, in order;
-- the latest page excerpts the agent read (markdown, tree, extract, interactiveElements or \
-structuredData outputs), each shortened and possibly cut off;
-- the agent's final answer;
-- sometimes a reference answer: one acceptable outcome among possibly several, a hint and not \
-the only correct reply.
+The message holds, in this order: the task and its site, the start URL, the URLs the agent \
+opened, the most recent page excerpts it read (markdown, tree, extract, interactiveElements \
+or structuredData outputs, shortened and possibly cut off), its final answer, and sometimes \
+a reference answer. A reference answer is a hint towards one acceptable result; other \
+results can be right too.
 
-Weigh these questions:
-- Does the answer deal with the task head on, with concrete specifics?
-- Is it grounded in the excerpts? Names, numbers, prices, ratings or titles the agent reports \
-ought to appear in what it read; if they do not, treat the claim as suspect.
-- Do the URLs make sense for this task?
-- Did the agent get to a relevant page, or did it stall on errors, cookie banners or blocked \
-access and then give up?
+Rule for YES: the answer settles the task with concrete facts, and those facts can be found \
+in the excerpts, read on pages whose URLs suit the task. Be confident before you say YES.
 
-Signs of success: the answer can be seen in an excerpt taken from a fitting URL; the agent \
-named something concrete and an excerpt bears it out.
-Signs of failure: a generic answer ("I could not find ..."), a hedged one, or one citing \
-details that no excerpt shows; excerpts that are error, cookie-consent, access-denied or \
-not-found pages; URLs that do not fit the task.
+Rule for NO: anything less. That includes an answer that is vague, hedged or only partly \
+done; names, numbers, prices, ratings or titles that appear in no excerpt; excerpts that are \
+error pages, cookie walls or access denials; an agent that gave up; URLs that have nothing \
+to do with the task; a wrong result.
 
-Answer in exactly two lines:
-VERDICT: YES or NO
-REASONING: one short sentence, if possible pointing to the excerpt or URL your verdict rests on
-
-Say YES only when you are confident the task was accomplished. Say NO for partial success, \
-claims the excerpts do not back, non-answers, wrong results, or an agent that gave up. The \
-verdict is binary: never MAYBE or PARTIAL."""
+Reply with two lines and nothing else:
+VERDICT: YES or VERDICT: NO (there is no third choice)
+REASONING: one sentence naming the excerpt or URL that decided it"""
 
 USER_TEMPLATE = """\
 TASK (site: {site}): {task}
