@@ -373,8 +373,11 @@ class GradeCommand:
 
 
 def summary_json(scores: Scores) -> str:
-    """What ``--json`` prints: the whole scores.json record but its per-attempt list."""
-    return scores.model_dump_json(indent=2, exclude={"per_task"})
+    """What ``--json`` prints: the whole scores.json record but its per-attempt lists (the
+    official one and the upstream view's)."""
+    return scores.model_dump_json(
+        indent=2, exclude={"per_task": True, "upstream_view": {"per_task"}}
+    )
 
 
 def grade_command(
