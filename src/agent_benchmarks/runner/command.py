@@ -53,7 +53,6 @@ from agent_benchmarks.runner.executor import LocalPool
 from agent_benchmarks.runner.plan import plan_attempts
 from agent_benchmarks.runner.process import memory_cap_method
 from agent_benchmarks.runner.session import TaskSession
-from agent_benchmarks.scoring.llm_judge import JudgeConfig, JudgeConfigError, missing_judge_key
 from agent_benchmarks.scoring.scorecard import Grader, read_manifest
 from agent_benchmarks.storage import current_task_id, read_predictions, write_json_atomic
 from agent_benchmarks.suite import SuiteDef
@@ -259,18 +258,13 @@ def end_grader(
             f"task(s) have none (e.g. {no_gold[0]!r}; a test split keeps its answers hidden): "
             "pass --no-grade"
         )
-    judge = getattr(grader, "config", None)
-    if isinstance(judge, JudgeConfig):
-        try:
-            missing = missing_judge_key(judge)
-        except JudgeConfigError as exc:
-            raise InputError(f"judge: {exc}") from None
-        if missing is not None:
-            raise InputError(
-                f"{prog} grades at the end with the {judge.model} judge, which needs "
-                f"{missing}: set it, or pass --no-grade and grade later with "
-                f"{grading.suite_name}-grade RUN_DIR"
-            )
+    readiness_problem = getattr(grader, "readiness_problem", None)
+    problem = readiness_problem() if readiness_problem is not None else None
+    if problem is not None:
+        raise InputError(
+            f"{prog} grades at the end with {problem}: set it, or pass --no-grade and grade "
+            f"later with {grading.suite_name}-grade RUN_DIR"
+        )
     return grader
 
 

@@ -72,6 +72,11 @@ class Grade:
 
 
 class Grader(Protocol):
+    """A suite's grader. Optional hooks, looked up by name where they are used:
+    ``readiness_problem() -> str | None`` (why grading would fail before it starts, such as
+    a judge without its API key: a run that grades at the end refuses to start) and
+    ``print_details(scores, console)`` (more tables after the summary)."""
+
     suite: str
     needs_gold: bool
     # Suite fields to break results down by ("level", "difficulty", "web_name").

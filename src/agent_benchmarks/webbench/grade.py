@@ -35,6 +35,7 @@ from agent_benchmarks.scoring.llm_judge import (
     judge_info,
     judge_rows,
     judge_summary,
+    missing_judge_key,
 )
 from agent_benchmarks.scoring.llm_judge.upstream_prompt import has_unshown_outputs
 from agent_benchmarks.scoring.scorecard import Grade
@@ -51,6 +52,14 @@ class WebBenchGrader:
         self.cache_path = cache_path
         self.results: list[JudgeResult] = []
         self.unshown_outputs = 0
+
+    def readiness_problem(self) -> str | None:
+        """The judge's missing API key, named, before any row is judged."""
+        try:
+            missing = missing_judge_key(self.config)
+        except JudgeConfigError as exc:
+            raise InputError(f"judge: {exc}") from None
+        return None if missing is None else f"the {self.config.model} judge, which needs {missing}"
 
     def info(self) -> dict[str, Any]:
         info = {**judge_info(self.config), "judged": judge_summary(self.results)}
