@@ -57,7 +57,11 @@ class AgentOutcome:
 
 
 class Backend(Protocol):
-    """An agent stack the engine can drive, one process per attempt."""
+    """An agent stack the engine can drive, one process per attempt.
+
+    Optional hook, looked up by name: ``learned_settings() -> dict`` (what only running
+    showed, such as the model id an alias resolved to), merged into the manifest's backend
+    settings at the end of each session."""
 
     name: str
     # The wire protocol of the model it calls ("openai" or "anthropic"): a suite that plays
