@@ -1,8 +1,10 @@
-"""Upstream's MCP command lines work here (issue 15): --agent-browser, CLAUDE_BIN, and a
-subscriber with no login is told so before anything starts."""
+"""Upstream's MCP command lines work here (issue 15): its README's four head-to-head commands
+as typed, --agent-browser, CLAUDE_BIN, a subscriber with no login told so before anything
+starts, and a GAIA attachment shown to the model."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -15,8 +17,8 @@ from agent_benchmarks.localweb.models import (
     ScriptedModelServer,
     StepPolicy,
 )
-from agent_benchmarks.records import PredictionRow
-from tests.support import run_cli
+from agent_benchmarks.records import Manifest, PredictionRow
+from tests.support import REPO, left_running, lightpanda_binary, run_cli
 
 pytestmark = pytest.mark.e2e
 
@@ -97,3 +99,69 @@ def test_the_mcp_agent_is_shown_the_attachment(
     (line,) = (run_dir / "predictions.jsonl").read_text().splitlines()
     row = PredictionRow.model_validate_json(line)
     assert row.details["attachments"][0]["given_to_agent"] == "text in the message"
+
+
+class AnswerFiftyFive(StepPolicy):
+    def step(self, conv: Conversation) -> object:
+        return FinalAnswer("<ANSWER>55</ANSWER>")
+
+
+@pytest.mark.parametrize(
+    ("backend", "programs"),
+    [
+        ("lightpanda", ("--lightpanda",)),
+        ("agent-browser", ("--agent-browser",)),
+        ("agent-browser-lightpanda", ("--agent-browser", "--lightpanda")),
+        ("browser-use", ()),
+    ],
+)
+def test_upstream_s_mcp_commands_run_as_written(
+    assistantbench_file: Path, tmp_path: Path, backend: str, programs: tuple[str, ...]
+) -> None:
+    """Upstream README's head-to-head commands, typed as there (`--workers 4 --model sonnet
+    --timeout 1800`, `--agent-browser` and `--lightpanda` where it passes them, a
+    subscriber's login, run from the user's folder) with only the dataset file, the model
+    endpoint (--base-url, --scaffold) substituted: each starts Claude Code on the backend,
+    lands in upstream's folder layout and records what upstream's manifest records."""
+    paths = {
+        "--lightpanda": lightpanda_binary(),
+        "--agent-browser": str(REPO / "node_modules" / ".bin" / "agent-browser"),
+    }
+    home = tmp_path / "home"
+    home.mkdir()
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    with ScriptedModelServer(lambda _: AnswerFiftyFive()) as server:
+        proc = run_cli(
+            "assistantbench-mcp-run", "--backend", backend,
+            *(arg for flag in programs for arg in (flag, paths[flag])),
+            "--workers", "4", "--model", "sonnet", "--timeout", "1800",
+            "--dataset-file", str(assistantbench_file), "--task-ids", "ab-number",
+            "--base-url", f"{server.root_url}/task/{{task_id}}", "--scaffold",
+            env=_env(home, CLAUDE_CODE_OAUTH_TOKEN="oat-upstream-commands"),
+            cwd=workdir, timeout=300,
+        )  # fmt: skip
+        asked = server.model_requests("ab-number")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert asked, "Claude Code never reached the scripted model"
+    (run_dir,) = (workdir / "results" / "assistantbench-mcp" / backend).iterdir()
+    manifest = Manifest.model_validate_json((run_dir / "manifest.json").read_text())
+    assert manifest.backend == f"claude-mcp/{backend}"
+    assert (manifest.model, manifest.workers, manifest.timeout_s) == ("sonnet", 4, 1800)
+    assert manifest.settings["backend"]["login"] == "oauth-token"
+    assert "oat-upstream-commands" not in (run_dir / "manifest.json").read_text()
+    for flag in programs:  # the binaries typed are the ones recorded
+        name = flag.removeprefix("--")
+        assert manifest.programs[name], manifest.programs
+        assert len(manifest.programs[f"{name}_sha256"]) == 64, manifest.programs
+    (line,) = (run_dir / "predictions.jsonl").read_text().splitlines()
+    row = PredictionRow.model_validate_json(line)
+    assert (row.status, row.prediction) == ("ok", "55")
+    # graded at the end, as upstream's runs are, with upstream's summary beside ours
+    scores = json.loads((run_dir / "scores.json").read_text())
+    assert scores["accuracy_strict"] == 1.0
+    assert (scores["upstream_view"]["accuracy_strict"], scores["upstream_view"]["n_tasks"]) == (
+        1.0,
+        1,
+    )
+    assert not left_running(run_dir)
