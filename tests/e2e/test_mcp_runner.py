@@ -230,7 +230,7 @@ def _gaia_mcp(gaia_file: Path, server: ScriptedModelServer, run_dir: Path, *extr
 
 
 @pytest.mark.parametrize("surface", ["upstream", "strict"])
-def test_lockdown_denies_and_the_audit_reports_foreign_tools(
+def test_lockdown_refuses_and_the_audit_reports_the_refused_tools(
     gaia_file: Path, tmp_path: Path, surface: str
 ) -> None:
     run_dir = tmp_path / "audit"
@@ -238,17 +238,19 @@ def test_lockdown_denies_and_the_audit_reports_foreign_tools(
         proc = _gaia_mcp(gaia_file, server, run_dir, "--grade", "--surface", surface)
         offered = server.model_requests("g1-plain")[0]
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "CONTAMINATED" in proc.stderr
+    assert "CONTAMINATED" not in proc.stderr
     (row,) = _rows(run_dir)
-    names = [c["name"] for c in row.details["foreign_calls"]]
+    names = [c["name"] for c in row.details["refused_calls"]]
     # upstream's surface offers Lightpanda's search and leaves TodoWrite and LS to the
-    # model: calling them is not contamination there; the shell and web search always are.
+    # model: calling them is within it there; the shell and web search never are. Claude
+    # Code refused every call outside the surface, so none contaminates.
     if surface == "upstream":
         assert names == ["Bash", "WebSearch"]
     else:
         assert names == ["Bash", "WebSearch", "mcp__browser__search", "TodoWrite"]
-    assert row.details["contaminated"] is True
-    # None of the foreign calls ran: Claude Code offered none of those tools, so each came
+    assert row.details["n_refused_calls"] == len(names)
+    assert row.details["contaminated"] is False and row.details["foreign_calls"] == []
+    # None of the refused calls ran: Claude Code offered none of those tools, so each came
     # back as an error. (Claude Code 2.1.330 has no TodoWrite: offered by name, it is not
     # there, so that call fails on either surface.)
     calls = {c.name: c for c in row.trace}
@@ -262,9 +264,9 @@ def test_lockdown_denies_and_the_audit_reports_foreign_tools(
     assert manifest.settings["backend"]["surface"] == surface
     assert manifest.settings["flags"]["surface"] == surface
     scores = Scores.model_validate_json((run_dir / "scores.json").read_text())
-    assert scores.metrics["n_contaminated"] == 1
-    assert scores.metrics["accuracy_strict_uncontaminated"] is None
-    assert any("contaminated" in w for w in scores.warnings)
+    assert scores.metrics["n_refused_calls"] == len(names)
+    assert "n_contaminated" not in scores.metrics
+    assert not any("contaminated" in w for w in scores.warnings)
 
 
 @pytest.mark.parametrize("backend", ["lightpanda", "agent-browser"])

@@ -375,6 +375,49 @@ def test_upstreams_built_ins_are_not_contamination_while_bash_still_is(tmp_path:
     assert backend.settings()["surface"] == "upstream"
 
 
+def test_a_refused_call_is_recorded_in_the_row_and_does_not_contaminate(tmp_path: Path):
+    """The refused_calls recording (Claude Code's lockdown refusing WebSearch, Bash, a
+    denied and an unoffered MCP tool, and an offered one it was not allowed) read by the
+    backend: the row lists the five refused calls with Claude Code's reason, counts them,
+    and stays clean; the goto that ran and failed on its own is in none of the lists."""
+    settings = _settings("lightpanda")
+    settings.allowed_tools = ["goto", "markdown", "extract", "tree", "links", "getUrl"]
+    settings.built_in_tools = list(UPSTREAM_BUILT_INS)
+    backend = ClaudeMcpBackend(settings, SERVERS["lightpanda"], {})
+    outcome = _recorded_outcome(backend, tmp_path, "refused_calls")
+    assert outcome.status == "ok" and outcome.output.endswith("$129.00.")
+    details = outcome.details
+    assert details["contaminated"] is False and details["foreign_calls"] == []
+    assert details["n_refused_calls"] == 5
+    refused = details["refused_calls"]
+    assert [c["name"] for c in refused] == [
+        "WebSearch",
+        "Bash",
+        "mcp__browser__screenshot",
+        "mcp__browser__nodeDetails",
+        "mcp__browser__noSuchTool",
+    ]
+    assert refused[0]["args"] == {"query": "Kestrel Binoculars LW-1011 price"}
+    assert refused[0]["why"].startswith("No such tool available: WebSearch.")
+    assert refused[3]["why"].endswith("(user-rejected)")
+    # The trace keeps every call, the refused ones with Claude Code's error.
+    assert [c.name for c in outcome.trace][5:] == ["mcp__browser__goto", "mcp__browser__markdown"]
+    assert outcome.trace[0].error is not None
+
+
+def test_a_call_outside_the_surface_that_ran_contaminates_the_row(tmp_path: Path) -> None:
+    """lightpanda_mcp was recorded with the server named `lp`: to this backend (server
+    `browser`) its markdown and extract are foreign, and both ran."""
+    backend = ClaudeMcpBackend(_settings("lightpanda"), SERVERS["lightpanda"], {})
+    details = _recorded_outcome(backend, tmp_path).details
+    assert details["contaminated"] is True
+    assert [c["name"] for c in details["foreign_calls"]] == [
+        "mcp__lp__markdown",
+        "mcp__lp__extract",
+    ]
+    assert (details["refused_calls"], details["n_refused_calls"]) == ([], 0)
+
+
 def test_the_listing_names_arguments_exclusions_and_built_ins() -> None:
     settings = _settings("lightpanda")
     settings.allowed_tools = ["goto", "search"]

@@ -28,6 +28,7 @@ RUNS = (
     "max_turns_1",
     "agent_browser_mcp_lightpanda",
     "disallow_search",
+    "refused_calls",
 )
 CATALOGUE = {"url": f"{SITE}/catalogue"}
 EXTRACT_ARGS = {
@@ -632,10 +633,173 @@ def test_audit_flags_another_server_and_a_tool_outside_the_allowed_set() -> None
 def test_audit_ignores_tool_search_and_counts_denied_calls() -> None:
     calls = [call("ToolSearch", query="select:mcp__lp__goto"), call("mcp__lp__goto")]
     assert audit_calls(calls, "lp", allowed_tools={"goto"}).contaminated is False
-    # no_allowed_tools' calls were all denied; they are still attempts, audited as such.
-    denied = parse_sample("no_allowed_tools").calls
-    assert all(c.error for c in denied)
-    assert audit_calls(denied, "lp", allowed_tools={"goto"}).foreign_calls == [
-        {"name": "mcp__lp__markdown", "args": CATALOGUE},
-        {"name": "mcp__lp__extract", "args": EXTRACT_ARGS},
+    # no_allowed_tools' calls were all denied: attempts, recorded as refused, not foreign.
+    denied = parse_sample("no_allowed_tools")
+    assert all(c.error for c in denied.calls)
+    audit = audit_calls(denied.calls, "lp", allowed_tools={"goto"}, refusals=denied.refusals)
+    not_granted = "Claude requested permissions to use {}, but you haven't granted it yet."
+    assert audit == Audit(
+        contaminated=False,
+        foreign_calls=[],
+        refused_calls=[
+            {
+                "name": "mcp__lp__markdown",
+                "args": CATALOGUE,
+                "why": not_granted.format("mcp__lp__markdown") + " (user-rejected)",
+            },
+            {
+                "name": "mcp__lp__extract",
+                "args": EXTRACT_ARGS,
+                "why": not_granted.format("mcp__lp__extract") + " (user-rejected)",
+            },
+        ],
+    )
+    # Without what the stream says of them, the same calls cannot be told refused.
+    assert audit_calls(denied.calls, "lp", allowed_tools={"goto"}).contaminated
+
+
+# The refused_calls recording: the MCP backend's lockdown on the upstream surface (see
+# record.py), lightpanda mcp as server `browser`.
+LOCKDOWN_ALLOWED = {"goto", "markdown", "extract", "tree", "links", "getUrl"}
+LOCKDOWN_BUILT_INS = {"TodoWrite", "LS"}
+
+
+def test_claude_codes_refusals_are_read_from_the_recording() -> None:
+    """Claude Code 2.1.330's words for each kind of refusal, exactly as recorded; the
+    goto that ran and failed on its own and the markdown that worked are not refusals."""
+    r = parse_sample("refused_calls")
+    assert [c.name for c in r.calls] == [
+        "WebSearch",
+        "Bash",
+        "mcp__browser__screenshot",
+        "mcp__browser__nodeDetails",
+        "mcp__browser__noSuchTool",
+        "mcp__browser__goto",
+        "mcp__browser__markdown",
     ]
+    disabled = (
+        "No such tool available: {0}. {0} is disabled for this session, in subagents as "
+        "well as here."
+    )
+    assert r.refusals == {
+        0: disabled.format("WebSearch"),
+        1: disabled.format("Bash"),
+        2: "No such tool available: mcp__browser__screenshot",
+        3: "Claude requested permissions to use mcp__browser__nodeDetails, but you haven't "
+        "granted it yet. (user-rejected)",
+        4: "No such tool available: mcp__browser__noSuchTool",
+    }
+    # Every refused call came back as an error, and so did the goto that ran and failed.
+    assert all(r.calls[i].error for i in range(6))
+    assert (
+        r.calls[0].output
+        == f"<tool_use_error>Error: {disabled.format('WebSearch')}</tool_use_error>"
+    )
+    assert r.calls[5].error == "navigation failed: CouldntConnect"
+    assert r.calls[6].error is None and "$129.00" in (r.calls[6].output or "")
+    assert [d["tool_name"] for d in r.permission_denials] == ["mcp__browser__nodeDetails"]
+    # The refused tools were never offered to the model (nodeDetails was: not allowed).
+    assert r.init is not None
+    offered = set(r.init["tools"])
+    assert not {"WebSearch", "Bash", "mcp__browser__screenshot"} & offered
+    assert "mcp__browser__nodeDetails" in offered
+    assert r.result_text == ANSWER and r.is_error is False
+
+
+def test_a_refused_web_search_is_refused_not_contamination() -> None:
+    r = parse_sample("refused_calls")
+    audit = audit_calls(r.calls, "browser", LOCKDOWN_ALLOWED, LOCKDOWN_BUILT_INS, r.refusals)
+    assert audit.contaminated is False
+    assert audit.foreign_calls == []
+    assert [(c["name"], c["args"]) for c in audit.refused_calls] == [
+        ("WebSearch", {"query": "Kestrel Binoculars LW-1011 price"}),
+        ("Bash", {"command": "echo refused"}),
+        ("mcp__browser__screenshot", {}),
+        ("mcp__browser__nodeDetails", {"backendNodeId": 1}),
+        ("mcp__browser__noSuchTool", {"x": 1}),
+    ]
+    assert audit.refused_calls[0]["why"].startswith("No such tool available: WebSearch.")
+
+
+def test_an_mcp_tools_own_error_is_neither_refused_nor_foreign() -> None:
+    """goto on a port where nothing listens ran (Claude Code accepted the call) and failed
+    inside lightpanda: an allowed tool's failure, so the audit says nothing of it; on a
+    surface where goto is not allowed, it ran all the same, so it contaminates."""
+    r = parse_sample("refused_calls")
+    goto = r.calls[5]
+    assert goto.name == "mcp__browser__goto" and 5 not in r.refusals
+    audit = audit_calls(r.calls, "browser", LOCKDOWN_ALLOWED, LOCKDOWN_BUILT_INS, r.refusals)
+    assert "mcp__browser__goto" not in [c["name"] for c in audit.refused_calls]
+    narrower = audit_calls(r.calls, "browser", LOCKDOWN_ALLOWED - {"goto"}, refusals=r.refusals)
+    assert narrower.contaminated
+    assert narrower.foreign_calls == [
+        {"name": "mcp__browser__goto", "args": {"url": "http://127.0.0.1:9/nothing-listens-here"}}
+    ]
+    assert len(narrower.refused_calls) == 5
+
+
+def test_a_foreign_call_that_ran_still_contaminates() -> None:
+    """lightpanda_mcp's markdown ran and returned the catalogue: with markdown outside the
+    allowed tools it is foreign, refused or not being no question."""
+    r = parse_sample("lightpanda_mcp")
+    assert r.refusals == {} and r.calls[0].error is None
+    audit = audit_calls(r.calls, "lp", allowed_tools={"extract"}, refusals=r.refusals)
+    assert audit == Audit(
+        contaminated=True,
+        foreign_calls=[{"name": "mcp__lp__markdown", "args": CATALOGUE}],
+        refused_calls=[],
+    )
+
+
+def _tool_result_stream(result: dict, denials: list | None = None, **user_fields) -> str:
+    """A synthetic stream: one tool_use of mcp__lp__goto, its tool_result, a result."""
+    use = {"type": "tool_use", "id": "t1", "name": "mcp__lp__goto", "input": {}}
+    events = [
+        INIT,
+        {"type": "assistant", "message": {"id": "m1", "content": [use], "usage": usage(5)}},
+    ]
+    if result:
+        block = {"type": "tool_result", "tool_use_id": "t1", **result}
+        events.append({"type": "user", "message": {"content": [block]}, **user_fields})
+    events.append({"type": "result", "subtype": "success", "permission_denials": denials or []})
+    return "\n".join(json.dumps(e) for e in events)
+
+
+NO_SUCH_GOTO = "<tool_use_error>Error: No such tool available: mcp__lp__goto</tool_use_error>"
+NO_SUCH_OTHER = "<tool_use_error>Error: No such tool available: mcp__lp__x</tool_use_error>"
+NOT_EXECUTED = {"tool_result_meta": [{"id": "t1", "non_execution_kind": "user-rejected"}]}
+ACCEPTED = {"tool_result_meta": [{"id": "t1", "permission_decision": {"decision": "accept"}}]}
+
+
+@pytest.mark.parametrize(
+    ("result", "user_fields", "refused"),
+    [
+        # Claude Code's wrapper is what tells its refusal from a tool's own text.
+        ({"is_error": True, "content": NO_SUCH_GOTO}, {}, True),
+        ({"is_error": True, "content": "No such tool available: mcp__lp__goto"}, {}, False),
+        # not an error, whatever it says
+        ({"is_error": False, "content": NO_SUCH_GOTO}, {}, False),
+        # the wrapper naming another tool
+        ({"is_error": True, "content": NO_SUCH_OTHER}, {}, False),
+        # Claude Code's meta says the call never executed
+        ({"is_error": True, "content": "denied"}, NOT_EXECUTED, True),
+        # accepted and run: the tool's own error
+        ({"is_error": True, "content": "navigation failed: CouldntConnect"}, ACCEPTED, False),
+    ],
+)
+def test_only_claude_codes_own_refusals_count(result: dict, user_fields: dict, refused: bool):
+    r = parse_stream(_tool_result_stream(result, **user_fields))
+    assert (0 in r.refusals) is refused
+    audit = audit_calls(r.calls, "lp", allowed_tools=set(), refusals=r.refusals)
+    assert audit.contaminated is not refused
+
+
+def test_a_denied_call_without_its_tool_result_is_refused_an_unanswered_one_is_not() -> None:
+    denial = {"tool_name": "mcp__lp__goto", "tool_use_id": "t1", "tool_input": {}}
+    r = parse_stream(_tool_result_stream({}, denials=[denial]))
+    assert r.refusals == {0: "listed in the result's permission_denials"}
+    assert not audit_calls(r.calls, "lp", allowed_tools=set(), refusals=r.refusals).contaminated
+    # No tool_result and no denial: it may have run (a killed run), so it counts as foreign.
+    r = parse_stream(_tool_result_stream({}))
+    assert r.refusals == {}
+    assert audit_calls(r.calls, "lp", allowed_tools=set(), refusals=r.refusals).contaminated

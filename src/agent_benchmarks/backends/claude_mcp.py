@@ -6,7 +6,8 @@ run's tool surface offers. The MCP servers (``lightpanda mcp``, our agent-browse
 Chromium or on the Lightpanda engine, browser-use's server) are described by
 :class:`McpServerDef`; the tools each one offers are listed once at the start of a run,
 through the MCP SDK, minus the tools the surface excludes. Every tool call outside them
-marks the row ``contaminated``.
+that ran marks the row ``contaminated``; one Claude Code refused (nothing ran) is listed in
+the row's ``refused_calls`` instead.
 
 Two surfaces (``--surface``, recorded in the manifest): ``upstream`` (default) is the one
 lightpanda-io/agent-benchmarks published its numbers with: its per-server allow-lists
@@ -427,6 +428,7 @@ class ClaudeMcpBackend:
             SERVER_NAME,
             set(self.config.allowed_tools),
             built_ins=set(self.config.built_in_tools),
+            refusals=run.refusals,
         )
         if run.model is not None:
             with self._lock:
@@ -443,6 +445,8 @@ class ClaudeMcpBackend:
             "budget_exhausted": run.subtype if run.subtype in BUDGET_SUBTYPES else None,
             "contaminated": audit.contaminated,
             "foreign_calls": audit.foreign_calls,
+            "refused_calls": audit.refused_calls,
+            "n_refused_calls": len(audit.refused_calls),
         }
         if run.problems:
             details["stream_problems"] = run.problems

@@ -34,6 +34,18 @@ Facts checked against Claude Code 2.1.197 and 2.1.330 driven by a scripted model
   granted it yet.") and the ``result`` event lists it in ``permission_denials``
   (``tool_name``, ``tool_use_id``, ``tool_input``). A ``--disallowed-tools`` tool is
   instead absent from ``init.tools`` and from the request: the model cannot even try it.
+* A call Claude Code refuses never reaches a tool (2.1.330, recorded in
+  ``tests/fixtures/claude-code/refused_calls``). A tool the session does not have (a
+  built-in left out of ``--tools``, anything in ``--disallowed-tools``, an MCP tool the
+  server lacks) gets an ``is_error`` tool_result reading ``<tool_use_error>Error: No such
+  tool available: <name>...</tool_use_error>``. A tool offered but not allowed gets
+  "Claude requested permissions to use <name>, but you haven't granted it yet.", the user
+  event's ``tool_result_meta`` entry for the call says ``non_execution_kind``
+  ``user-rejected``, and the result lists it in ``permission_denials``. A tool that ran and
+  failed on its own (``goto`` of a port where nothing listens: "navigation failed:
+  CouldntConnect") is ``is_error`` too, but its meta entry says the permission was
+  ``accept``-ed and the text is the tool's. :attr:`ClaudeRun.refusals` holds the first
+  two kinds only.
 * ``--max-turns 1`` ends with subtype ``error_max_turns``, ``is_error`` true, no
   ``result`` text and ``num_turns`` 2 after a single model response: ``num_turns`` counts
   the turn that was refused, :attr:`Usage.turns` counts responses.
@@ -46,6 +58,8 @@ Facts checked against Claude Code 2.1.197 and 2.1.330 driven by a scripted model
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -106,14 +120,19 @@ class ClaudeRun:
     model_usage: dict[str, Usage] = field(default_factory=dict)
     mcp_servers: list[dict[str, Any]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    # Index in ``calls`` -> why Claude Code refused that call (it never ran).
+    refusals: dict[int, str] = field(default_factory=dict)
 
 
 @dataclass
 class Audit:
-    """Whether an agent used anything besides the browser it was given."""
+    """Whether an agent used anything besides the browser it was given: calls outside it
+    that ran (``foreign_calls``, which contaminate) and those Claude Code refused
+    (``refused_calls``: tried, but nothing reached a tool)."""
 
     contaminated: bool
     foreign_calls: list[dict[str, Any]] = field(default_factory=list)
+    refused_calls: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _int(value: Any) -> int | None:
@@ -161,6 +180,39 @@ def _result_text(content: Any) -> str:
     return "\n".join(parts)
 
 
+# Claude Code's own words when it refuses a call (2.1.330); a tool's own error never comes
+# wrapped in <tool_use_error>, and the permission sentence is Claude Code's.
+_TOOL_USE_ERROR = re.compile(r"\A<tool_use_error>(.*)</tool_use_error>\Z", re.DOTALL)
+_NO_SUCH_TOOL = "No such tool available: "
+_NOT_GRANTED = "Claude requested permissions to use "
+_IN_DENIALS = "listed in the result's permission_denials"
+
+
+def _refusal(block: dict[str, Any], name: str, text: str, meta: dict[str, Any]) -> str | None:
+    """Why Claude Code refused this call, from its tool_result and the event's
+    ``tool_result_meta`` entry for it; None when the call reached its tool."""
+    if block.get("is_error") is not True:
+        return None
+    kind = meta.get("non_execution_kind")
+    wrapped = _TOOL_USE_ERROR.match(text.strip())
+    message = wrapped.group(1).strip().removeprefix("Error: ") if wrapped else text.strip()
+    if isinstance(kind, str) and kind:
+        return f"{message} ({kind})" if message else kind
+    if wrapped and message.startswith(_NO_SUCH_TOOL + name):
+        return message
+    if message.startswith(f"{_NOT_GRANTED}{name},"):
+        return message
+    return None
+
+
+def _result_meta(event: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """A user event's ``tool_result_meta``, by tool_use id."""
+    entries = event.get("tool_result_meta")
+    if not isinstance(entries, list):
+        return {}
+    return {str(m.get("id")): m for m in entries if isinstance(m, dict)}
+
+
 def parse_stream(text: str, max_output_chars: int = 8000) -> ClaudeRun:
     """Summarise one run's stream-json stdout; problems are collected, never raised."""
     run = ClaudeRun()
@@ -206,6 +258,7 @@ def parse_stream(text: str, max_output_chars: int = 8000) -> ClaudeRun:
                 )
                 started[use_id] = (len(run.calls) - 1, _timestamp(event))
         elif kind == "user":
+            metas = _result_meta(event)
             for block in content:
                 if not isinstance(block, dict) or block.get("type") != "tool_result":
                     continue
@@ -216,6 +269,9 @@ def parse_stream(text: str, max_output_chars: int = 8000) -> ClaudeRun:
                 answered.add(use_id)
                 index, begun = started[use_id]
                 body = _result_text(block.get("content"))
+                refusal = _refusal(block, run.calls[index].name, body, metas.get(use_id, {}))
+                if refusal is not None:
+                    run.refusals[index] = refusal
                 output = _truncate(body, max_output_chars)
                 ended = _timestamp(event)
                 latency = (ended - begun).total_seconds() * 1000 if begun and ended else None
@@ -261,6 +317,11 @@ def parse_stream(text: str, max_output_chars: int = 8000) -> ClaudeRun:
     denials = result.get("permission_denials")
     if isinstance(denials, list):
         run.permission_denials = [d for d in denials if isinstance(d, dict)]
+    for denial in run.permission_denials:
+        # A denied call is refused even when its tool_result is missing (a torn stream).
+        begun = started.get(str(denial.get("tool_use_id")))
+        if begun is not None:
+            run.refusals.setdefault(begun[0], _IN_DENIALS)
     errors = result.get("errors")
     run.errors = [str(e) for e in errors] if isinstance(errors, list) else []
     run.model_usage = _model_usage(result.get("modelUsage"))
@@ -301,17 +362,24 @@ def audit_calls(
     server_name: str,
     allowed_tools: set[str] | None = None,
     built_ins: set[str] = frozenset(),
+    refusals: Mapping[int, str] | None = None,
 ) -> Audit:
-    """Flag every call outside ``mcp__<server_name>__<tool>`` (``<tool>`` in
+    """Sort every call outside ``mcp__<server_name>__<tool>`` (``<tool>`` in
     ``allowed_tools`` when given), ``ToolSearch`` and the ``built_ins`` the run's surface
-    offers (upstream's: TodoWrite, LS) excepted. Denied calls are in ``calls`` too: an
-    attempt to leave the browser counts whether or not it was let through."""
+    offers (upstream's: TodoWrite, LS) excepted, into refused (its index in ``refusals``,
+    :attr:`ClaudeRun.refusals`: nothing ran, so nothing left the browser) and foreign (it
+    ran, or may have: a call without a tool_result is not known to be refused)."""
     prefix = f"mcp__{server_name}__"
-    foreign = []
-    for call in calls:
+    refusals = refusals or {}
+    foreign, refused = [], []
+    for index, call in enumerate(calls):
         if call.name == TOOL_SEARCH or call.name in built_ins:
             continue
         tool = call.name.removeprefix(prefix) if call.name.startswith(prefix) else None
-        if tool is None or (allowed_tools is not None and tool not in allowed_tools):
+        if tool is not None and (allowed_tools is None or tool in allowed_tools):
+            continue
+        if index in refusals:
+            refused.append({"name": call.name, "args": call.args, "why": refusals[index]})
+        else:
             foreign.append({"name": call.name, "args": call.args})
-    return Audit(contaminated=bool(foreign), foreign_calls=foreign)
+    return Audit(contaminated=bool(foreign), foreign_calls=foreign, refused_calls=refused)
