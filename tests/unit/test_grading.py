@@ -9,8 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from agent_benchmarks.records import DatasetSource, Manifest, PredictionRow, Usage
+from agent_benchmarks.backends.base import PreparedTask
+from agent_benchmarks.backends.claude_mcp import (
+    SERVERS,
+    UPSTREAM_BUILT_INS,
+    ClaudeMcpBackend,
+    McpSettings,
+)
+from agent_benchmarks.records import DatasetSource, Manifest, PredictionRow, TaskInput, Usage
+from agent_benchmarks.runner.process import ProcessResult
 from agent_benchmarks.storage import PredictionsWriter
+from tests.fixtures import CLAUDE_CODE, fixture
 from tests.support import run_cli
 
 
@@ -307,3 +316,64 @@ def test_grade_prints_the_upstream_view_apart(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "upstream-comparable view" in result.stdout
     assert "not the official scorer" in result.stdout
+
+
+def _audited_details(tmp_path: Path, recording: str) -> dict:
+    """The row details the MCP backend writes for one of the Claude Code recordings, under
+    the refused_calls recording's lockdown (its allowed tools and built-ins)."""
+    settings = McpSettings(
+        backend="lightpanda",
+        claude="claude",
+        model="claude-sonnet-4-6",
+        auth="api-key",
+        mcp_tool_timeout_ms=1000,
+        lightpanda="lightpanda",
+        allowed_tools=["goto", "markdown", "extract", "tree", "links", "getUrl"],
+        built_in_tools=list(UPSTREAM_BUILT_INS),
+    )
+    backend = ClaudeMcpBackend(settings, SERVERS["lightpanda"], {})
+    stdout = fixture(CLAUDE_CODE / recording / "stream.jsonl").read_text(encoding="utf-8")
+    task = TaskInput(id="t", suite="gaia", question="q")
+    prepared = PreparedTask(task=task, attempt=1, text="q", system_prompt=None)
+    result = ProcessResult(returncode=0, stdout=stdout, stderr="", duration_s=1.0)
+    return backend.outcome(prepared, result).details
+
+
+def test_refused_calls_are_counted_beside_contamination(tmp_path: Path) -> None:
+    """Two rows whose WebSearch, Bash and three MCP calls Claude Code refused stay in the
+    uncontaminated accuracy; the row whose foreign calls ran (lightpanda_mcp, recorded with
+    another server name) is out of it. scores.json counts the refused calls beside."""
+    refused = _audited_details(tmp_path, "refused_calls")
+    ran = _audited_details(tmp_path, "lightpanda_mcp")
+    assert (refused["contaminated"], refused["n_refused_calls"]) == (False, 5)
+    assert (ran["contaminated"], ran["n_refused_calls"]) == (True, 0)
+    rows = [
+        _row("a", "3", "3", details=refused),
+        _row("b", "4", "4", details=refused),
+        _row("c", "5", "5", details=ran),
+        _row("d", "6", "7"),
+    ]
+    scores = _grade("gaia-grade", _run_dir(tmp_path, rows, [r.id for r in rows]))
+    metrics = scores["metrics"]
+    assert metrics["n_contaminated"] == 1
+    assert metrics["accuracy_strict_uncontaminated"] == pytest.approx(2 / 3)
+    assert (metrics["n_rows_with_refused_calls"], metrics["n_refused_calls"]) == (2, 10)
+    per = {e["id"]: e["details"] for e in scores["per_task"]}
+    assert per["a"]["n_refused_calls"] == 5 and "contaminated" not in per["a"]
+    assert "n_refused_calls" not in per["d"]
+    assert [w for w in scores["warnings"] if "contaminated" in w] == [
+        "1 row(s) are contaminated: the agent ran tools outside its browser MCP server "
+        "(e.g. task 'c'); see each row's details.foreign_calls"
+    ]
+
+
+def test_refused_calls_alone_contaminate_nothing(tmp_path: Path) -> None:
+    rows = [_row("a", "3", "3", details=_audited_details(tmp_path, "refused_calls"))]
+    result = run_cli("gaia-grade", str(_run_dir(tmp_path, rows, ["a"])))
+    assert result.returncode == 0, result.stderr
+    scores = json.loads((tmp_path / "run" / "scores.json").read_text())
+    assert scores["metrics"]["n_rows_with_refused_calls"] == 1
+    assert scores["metrics"]["n_refused_calls"] == 5
+    assert "n_contaminated" not in scores["metrics"]
+    assert not any("contaminated" in w for w in scores["warnings"])
+    assert "n_refused_calls" in result.stdout  # the grade table prints the metrics

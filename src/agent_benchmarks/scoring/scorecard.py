@@ -200,19 +200,29 @@ def _mean_of_metrics(per_attempt: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _contamination(entries: list[TaskScore], warnings: list[str]) -> dict[str, Any]:
-    """Rows whose agent called a tool outside its browser (the MCP audit): counted, and
-    accuracy shown without them. Only backends that audit set the flag."""
+    """Rows whose agent ran a tool outside its browser (the MCP audit): counted, and
+    accuracy shown without them. Calls Claude Code refused reached nothing: they are
+    counted beside (rows with any, and calls) and leave the row in. Only backends that
+    audit set these details."""
+    refused = [e.details.get("n_refused_calls") or 0 for e in entries]
+    refused = [n for n in refused if n]
+    counts = (
+        {"n_rows_with_refused_calls": len(refused), "n_refused_calls": sum(refused)}
+        if refused
+        else {}
+    )
     tainted = [e for e in entries if e.details.get("contaminated")]
     if not tainted:
-        return {}
+        return counts
     clean = [e for e in entries if not e.details.get("contaminated")]
     warnings.append(
-        f"{len(tainted)} row(s) are contaminated: the agent called tools outside its browser "
+        f"{len(tainted)} row(s) are contaminated: the agent ran tools outside its browser "
         f"MCP server (e.g. task {tainted[0].id!r}); see each row's details.foreign_calls"
     )
     return {
         "n_contaminated": len(tainted),
         "accuracy_strict_uncontaminated": strict_accuracy(clean) if clean else None,
+        **counts,
     }
 
 
@@ -274,6 +284,8 @@ def build_scores(
             details = {**details, "answer_before_failure": row.status}
         if row.details.get("contaminated"):
             details = {**details, "contaminated": True}
+        if row.details.get("n_refused_calls"):
+            details = {**details, "n_refused_calls": row.details["n_refused_calls"]}
         entry = TaskScore(
             id=row.id,
             attempt=row.attempt,
