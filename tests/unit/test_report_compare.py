@@ -474,3 +474,41 @@ def test_localweb_has_no_upstream_view(tmp_path: Path) -> None:
     assert load_runs([run])[0].scores is not None  # the official view loads
     with pytest.raises(InputError, match="upstream's harness has no localweb suite"):
         load_runs([run], view="upstream")
+
+
+def test_compare_shows_refused_calls_beside_contamination(tmp_path: Path) -> None:
+    """Per stack: the terminal's lockdown-audit line, the Markdown and HTML column, and the
+    JSON record's counts; a stack without any shows 0 and no line."""
+    refused = {"contaminated": False, "n_refused_calls": 2, "refused_calls": [{}, {}]}
+    outcomes = uniform(10, Attempt())
+    outcomes["task-04"] = [Attempt(details=refused)]
+    outcomes["task-07"] = [Attempt(details=refused | {"n_refused_calls": 1})]
+    audited = make_run(tmp_path, "audited", outcomes, backend="claude-mcp/lightpanda")
+    plain = make_run(tmp_path, "plain", uniform(10, Attempt()), backend="claude-mcp/agent-browser")
+    markdown, html, record = (tmp_path / f"out.{x}" for x in ("md", "html", "json"))
+    result = run_cli(
+        "agent-benchmarks", "compare", str(audited), str(plain), "--resamples", "200",
+        "--markdown-out", str(markdown), "--html-out", str(html), "--json-out", str(record),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    numbers = {
+        line.split()[0]: line for line in result.stdout.splitlines() if "claude-mcp/" in line
+    }
+    audited_no = next(n for n, line in numbers.items() if "audited" in line)
+    lines = [line for line in result.stdout.splitlines() if "lockdown audit" in line]
+    assert lines == [
+        f"{audited_no} lockdown audit: 0 contaminated row(s); refused calls (nothing ran): "
+        "3 in 2 row(s)"
+    ]
+    text = markdown.read_text()
+    assert "| contaminated | refused calls | leak hits |" in text
+    assert "| 0 | 3 in 2 row(s) | 0 |" in text and "| 0 | 0 | 0 |" in text
+    assert "<th>refused calls</th>" in html.read_text()
+    assert "<td>3 in 2 row(s)</td>" in html.read_text()
+    rows = {
+        Path(r.run_dir).name: r
+        for r in ComparisonReport.model_validate_json(record.read_text()).groups[0].rows
+    }
+    assert (rows["audited"].n_rows_with_refused_calls, rows["audited"].n_refused_calls) == (2, 3)
+    assert (rows["plain"].n_rows_with_refused_calls, rows["plain"].n_refused_calls) == (0, 0)
+    assert rows["audited"].eligibility.headline is rows["plain"].eligibility.headline is True

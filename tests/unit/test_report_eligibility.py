@@ -245,3 +245,30 @@ def test_every_reason_code_can_fire_at_once(tmp_path: Path) -> None:
     result = rows(good, bad)
     fired = codes(result["bad"]) | {r.code for r in result["bad"].eligibility.per_task_reasons}
     assert fired == set(get_args(ReasonCode))
+
+
+def test_refused_calls_are_counted_and_never_make_a_row_ineligible(tmp_path: Path) -> None:
+    """Calls Claude Code refused reached nothing: the row counts them (rows with any, and
+    calls) and stays headline eligible; a contaminated row beside still does not."""
+    refused = {
+        "contaminated": False,
+        "foreign_calls": [],
+        "refused_calls": [
+            {"name": "WebSearch", "args": {"query": "q"}, "why": "No such tool available"},
+            {"name": "Bash", "args": {"command": "ls"}, "why": "No such tool available"},
+        ],
+        "n_refused_calls": 2,
+    }
+    outcomes = uniform(10, Attempt())
+    outcomes["task-01"] = [Attempt(details=refused)]
+    outcomes["task-02"] = [Attempt(details=refused | {"n_refused_calls": 1})]
+    clean = make_run(tmp_path, "refused", outcomes, backend="claude-mcp/lightpanda")
+    outcomes["task-03"] = [Attempt(details={"contaminated": True, "n_refused_calls": 0})]
+    dirty = make_run(tmp_path, "dirty", outcomes, backend="claude-mcp/lightpanda")
+    result = rows(clean, dirty)
+    row = result["refused"]
+    assert (row.n_rows_with_refused_calls, row.n_refused_calls) == (2, 3)
+    assert row.n_contaminated == 0
+    assert row.eligibility.headline is True and codes(row) == set()
+    assert (result["dirty"].n_refused_calls, result["dirty"].n_contaminated) == (3, 1)
+    assert codes(result["dirty"]) == {"contaminated"}

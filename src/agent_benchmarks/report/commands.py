@@ -67,6 +67,13 @@ def _print_scoreboard(report: ComparisonReport, console: Console) -> None:
             )
         console.print(table)
         for i, row in enumerate(group.rows, start=1):
+            if row.n_contaminated or row.n_refused_calls:
+                console.print(
+                    f"#{i} lockdown audit: {row.n_contaminated} contaminated row(s); "
+                    f"refused calls (nothing ran): {fmt.refused_calls(row)}",
+                    markup=False,
+                )
+        for i, row in enumerate(group.rows, start=1):
             verdict = fmt.eligible(row.eligibility)
             console.print(f"#{i} headline eligible: {verdict}", markup=False)
             for reason in row.eligibility.reasons:

@@ -9,7 +9,9 @@ mixes them. Per row:
 - tokens per success: all tokens of all attempts (retried ones included: they were spent)
   divided by the successes, exact and estimated counts kept apart (schema.TokenSummary);
 - cost per success, and the expected cost of one attempt with failures included;
-- median and p90 duration, median tool calls, contaminated rows, leak-audit hits;
+- median and p90 duration, median tool calls, contaminated rows, calls outside the browser
+  that Claude Code refused (rows with any, and calls: nothing ran, so they taint nothing),
+  leak-audit hits;
 - the success mean with its bootstrap interval over tasks, pass@k and pass^k;
 - headline eligibility (eligibility.py).
 
@@ -276,6 +278,12 @@ def _contaminated(run: LoadedRun) -> int:
     return sum(1 for r in run.final if r.details.get("contaminated"))
 
 
+def _refused(run: LoadedRun) -> list[int]:
+    """Per final row with any, its count of refused calls (the MCP audit's)."""
+    counts = (r.details.get("n_refused_calls") for r in run.final)
+    return [n for n in counts if isinstance(n, int) and n > 0]
+
+
 def _candidate(key: str, run: LoadedRun, leak: LeakAudit) -> Candidate:
     per_task = _per_task(run)
     return Candidate(
@@ -314,6 +322,7 @@ def build_row(
     at_k, hat_k = stats.pass_curves(list(per_task.values()))
     durations = [r.duration_s for r in run.final]
     errors = Counter(e.error_class or "unknown" for e in entries if e.status == "error")
+    refused = _refused(run)
     return StackRow(
         key=candidate.key,
         stack=candidate.stack,
@@ -339,6 +348,8 @@ def build_row(
         n_timeouts=sum(1 for e in entries if e.status == "timeout"),
         errors_by_class=dict(sorted(errors.items())),
         n_contaminated=candidate.n_contaminated,
+        n_rows_with_refused_calls=len(refused),
+        n_refused_calls=sum(refused),
         leak=candidate.leak,
         budgets=budgets_of(run),
         eligibility=eligibility,

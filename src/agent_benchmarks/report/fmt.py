@@ -103,6 +103,13 @@ def errors(row: StackRow) -> str:
     return ", ".join(f"{name} {n}" for name, n in row.errors_by_class.items())
 
 
+def refused_calls(row: StackRow) -> str:
+    """Refused calls as ``calls in rows``; ``0`` when none."""
+    if not row.n_refused_calls:
+        return "0"
+    return f"{row.n_refused_calls} in {row.n_rows_with_refused_calls} row(s)"
+
+
 def eligible(verdict: Eligibility) -> str:
     return "yes" if verdict.headline else "no"
 

@@ -257,6 +257,7 @@ def _scoreboard(group: SuiteComparison) -> str:
                 str(row.n_timeouts),
                 e(fmt.errors(row)),
                 str(row.n_contaminated),
+                e(fmt.refused_calls(row)),
                 str(len(row.leak.hits)),
                 e(fmt.composite(row.composite)),
                 f'<span class="{verdict}">{verdict}</span>',
@@ -266,7 +267,7 @@ def _scoreboard(group: SuiteComparison) -> str:
         "#", "stack (backend · engine · model)", "mode", "tasks × attempts",
         e(fmt.success_head(group.view)), "tokens / success", "cost / success", "cost / task",
         "median time", "p90 time", "median tool calls", "timeouts", "errors", "contaminated",
-        "leak hits", "composite", "headline eligible",
+        "refused calls", "leak hits", "composite", "headline eligible",
     ]  # fmt: skip
     info = group.composite
     weights = ", ".join(f"{e(name)} {w:.2f}" for name, w in info.weights.items())
@@ -451,6 +452,8 @@ def _attempt(entry: TaskScore, row: PredictionRow | None) -> str:
         head += f"; failed clauses: {e(', '.join(map(str, failed)))}"
     if entry.details.get("contaminated"):
         head += '; <b class="no">contaminated</b>'
+    if entry.details.get("n_refused_calls"):
+        head += f"; {entry.details['n_refused_calls']} refused call(s)"
     answer = entry.prediction or ""
     body = (
         f'<div>answer: <span class="mono">{e(_short(answer, MAX_ANSWER_CHARS))}</span></div>'

@@ -202,6 +202,10 @@ class StackRow(_Model):
     n_timeouts: int
     errors_by_class: dict[str, int] = Field(default_factory=dict)
     n_contaminated: int
+    # Calls outside the browser that Claude Code refused (nothing ran): rows with any, and
+    # calls. Shown beside contamination; they never make a row ineligible.
+    n_rows_with_refused_calls: int = 0
+    n_refused_calls: int = 0
     leak: LeakAudit
     budgets: dict[str, float | str | None] = Field(default_factory=dict)  # "uncapped" or None
     eligibility: Eligibility
