@@ -165,3 +165,26 @@ def test_upstream_s_mcp_commands_run_as_written(
         1,
     )
     assert not left_running(run_dir)
+
+
+def test_a_scaffold_mcp_run_is_never_priced_whatever_model_id_it_names(
+    assistantbench_file: Path, tmp_path: Path
+) -> None:
+    """Claude Code needs a real model id even when a scripted model answers; the tokens the
+    test double reports are counted but never turned into dollars at that model's price (the
+    backend settles its rows' cost, and the engine leaves them alone)."""
+    run_dir = tmp_path / "run"
+    with ScriptedModelServer(lambda _: AnswerFiftyFive()) as server:
+        proc = run_cli(
+            "assistantbench-mcp-run", "--backend", "lightpanda", "--model", "claude-sonnet-4-6",
+            "--dataset-file", str(assistantbench_file), "--task-ids", "ab-number",
+            "--base-url", f"{server.root_url}/task/{{task_id}}", "--scaffold",
+            "--auth", "api-key", "--out-dir", str(run_dir),
+            env={"ANTHROPIC_API_KEY": API_KEY},
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (line,) = (run_dir / "predictions.jsonl").read_text().splitlines()
+    row = PredictionRow.model_validate_json(line)
+    assert row.status == "ok" and row.usage.total_tokens > 0
+    assert row.details["model_id"] == "claude-sonnet-4-6"  # a model the price table prices
+    assert (row.usage.cost_usd, row.details["cost_source"]) == (None, None)

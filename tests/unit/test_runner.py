@@ -1101,26 +1101,3 @@ def test_resuming_a_webbench_run_recorded_with_bare_ids(
     ]
     assert scores.n_tasks == 2 and scores.metrics["n_superseded_rows"] == 1
     assert scores.warnings == []
-
-
-def test_a_scaffold_run_typed_with_a_priced_model_id_is_never_priced(
-    webbench_table: Path,
-    scripted_env: None,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    """The model behind --scaffold is a test double, whatever id it was given: its tokens
-    are counted, never turned into dollars from the real model's price."""
-    priced = "claude-sonnet-4-6"
-    assert load_price_table(None).cost(Usage(input_tokens=1000), priced) is not None
-    run_dir = tmp_path / "wb"
-    with ScriptedModelServer(lambda task_id: AnswerAtOnce(), models=[priced]) as server:
-        args = _webbench_args(webbench_table, server, run_dir)
-        args[args.index(WB_MODEL)] = priced
-        rc = webbench_main([*args, "--no-grade"])
-    err = capsys.readouterr().err
-    assert rc == 0, err[-2000:]
-    rows = _read_rows(run_dir)
-    assert len(rows) == 2
-    assert all(r.usage.total_tokens > 0 for r in rows)
-    assert [r.usage.cost_usd for r in rows] == [None, None]

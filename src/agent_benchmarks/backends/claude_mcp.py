@@ -330,6 +330,7 @@ def _tool_arguments(
 
 class ClaudeMcpBackend:
     model_protocol = "anthropic"
+    prices_own_rows = True  # price_run: the price table, Claude Code's total, or none
 
     def __init__(
         self,
@@ -341,7 +342,7 @@ class ClaudeMcpBackend:
         self.config = config
         self.definition = definition
         self.versions = versions
-        # None: a scripted model's run, never priced.
+        # None: a scripted model's run, never priced (by the engine either: see base.py).
         self.prices = prices
         self.name = f"claude-mcp/{config.backend}"
         self._model_ids: set[str] = set()  # the ids the attempts' streams named

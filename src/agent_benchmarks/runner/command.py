@@ -414,9 +414,7 @@ def _run(
             timeout_s=args.timeout,
             memory_max_mb=args.memory_max_mb or None,
             prices=prices,
-            # A scaffold run's model is a test double: its rows are never priced, whatever
-            # real id the driven program had to be given (--scaffold --model claude-...).
-            price_model=None if mode == "scaffold" else model,
+            price_model=None if getattr(backend, "prices_own_rows", False) else model,
             retry_empty=empty_retry,
         )
         outcome = execute(

@@ -55,7 +55,8 @@ class AttemptRunner:
     timeout_s: float | None
     memory_max_mb: int | None
     prices: PriceTable
-    # The model id rows are priced as when the backend did not price them; None: never.
+    # The model id rows are priced as when the backend did not price them (a backend that
+    # knows its run is scripted, as Claude Code's with a stand-in id, prices it itself).
     price_model: str | None
     # The suite's retry_empty_once, where the runner applies it: an attempt that answered
     # nothing, without timing out or a safety refusal, runs once more (--no-empty-retry).
