@@ -14,6 +14,12 @@ lightpanda-io/agent-benchmarks published its numbers with: its per-server allow-
 (Lightpanda's ``search`` included), its agent-browser wrapper's tools and replies, and the
 built-in tools its deny-list left to Claude Code (TodoWrite, LS). ``strict`` is narrower:
 no ``search``, no built-in tool, the wrapper's snapshot interactive and compact by default.
+
+Search (``--search``, recorded in the manifest): ``native`` (default) leaves the stack's own
+search as the surface has it; ``tavily`` adds this project's ``web_search`` server
+(:mod:`agent_benchmarks.search.server`) as a second MCP server, the same for every backend,
+and withholds the stack's own search tools so exactly one search exists; ``none`` withholds
+them and adds nothing.
 """
 
 from __future__ import annotations
@@ -52,6 +58,18 @@ from agent_benchmarks.provenance import default_run_dir
 from agent_benchmarks.redact import add_secret, secrets_in_json
 from agent_benchmarks.runner.command import BackendCLI
 from agent_benchmarks.runner.process import ProcessResult, ProcessSpec
+from agent_benchmarks.search import (
+    BASE_URL_ENV,
+    BLOCK_ENV,
+    DEFAULT_SEARCH,
+    KEY_ENV,
+    LOG_ENV,
+    SEARCH_SETTINGS,
+    TOOL_NAME,
+    search_settings,
+    summarise_log,
+)
+from agent_benchmarks.search import SERVER_NAME as SEARCH_SERVER_NAME
 from agent_benchmarks.suite import SuiteDef
 
 WRAPPER = REPO / "competitors" / "agent-browser-mcp" / "agent_browser_mcp.py"
@@ -61,6 +79,8 @@ BROWSER_USE_PROJECT = REPO / "competitors" / "browser-use"
 BROWSER_USE_PYTHON = BROWSER_USE_PROJECT / ".venv" / "bin" / "python"
 BROWSER_USE_INSTALL = "uv sync --locked --project competitors/browser-use"
 SERVER_NAME = "browser"  # tools reach the model as mcp__browser__<tool>
+WEB_SEARCH_TOOL = f"mcp__{SEARCH_SERVER_NAME}__{TOOL_NAME}"  # --search tavily's one search
+SEARCH_LOG = "search.jsonl"  # in the attempt folder: the web_search server's call log
 # Upstream's defaults: its MCP runner passes the alias `sonnet`, sets no turn cap and gives
 # each task 600 s.
 DEFAULT_MODEL = "sonnet"
@@ -117,10 +137,18 @@ class McpServerDef:
     excluded: dict[str, str] = field(default_factory=dict)
     strict_excluded: dict[str, str] = field(default_factory=dict)
     programs: Callable[[McpSettings], dict[str, str]] = lambda settings: {}
+    # The server's own web search tools, withheld unless --search native.
+    search_tools: tuple[str, ...] = ()
 
-    def excluded_on(self, surface: str) -> dict[str, str]:
-        """The tools ``surface`` keeps from the model, each with why."""
-        return self.excluded | (self.strict_excluded if surface == "strict" else {})
+    def excluded_on(self, surface: str, search: str = DEFAULT_SEARCH) -> dict[str, str]:
+        """The tools ``surface`` and ``search`` keep from the model, each with why."""
+        excluded = self.excluded | (self.strict_excluded if surface == "strict" else {})
+        if search != "native":
+            why = f"--search {search}: " + (
+                "the one search is web_search" if search == "tavily" else "no search tool"
+            )
+            excluded |= {tool: why for tool in self.search_tools if tool not in excluded}
+        return excluded
 
 
 class McpSettings(BaseModel):
@@ -146,6 +174,9 @@ class McpSettings(BaseModel):
     # How a subscriber's login reaches the attempt: "oauth-token" (CLAUDE_CODE_OAUTH_TOKEN
     # passed through) or "credentials-file" (~/.claude/.credentials.json copied). Never the value.
     login: str | None = None
+    search_setting: str = DEFAULT_SEARCH  # --search (SEARCH_SETTINGS)
+    # Where the web_search server reaches Tavily (a stand-in); None: Tavily's own API.
+    search_base_url: str | None = None
 
 
 def _lightpanda_server(settings: McpSettings, workdir: Path, tmpdir: Path) -> dict[str, Any]:
@@ -261,6 +292,7 @@ SERVERS: dict[str, McpServerDef] = {
         _lightpanda_server,
         _LIGHTPANDA_EXCLUDED,
         {"search": _STRICT_ONLY + "a web search engine, not the browser"},
+        search_tools=("search",),
     ),
     "agent-browser": McpServerDef(
         "agent-browser", _agent_browser_server, programs=_chromium_programs
@@ -319,11 +351,15 @@ def _tool_arguments(
     """Each tool the server offers, in its order, with its argument names."""
     server = definition.server(settings, scratch, scratch)
     (scratch / "home").mkdir(parents=True, exist_ok=True)
+    return _probe_tools(server, scratch, f"--backend {definition.name}")
+
+
+def _probe_tools(server: dict[str, Any], scratch: Path, flag: str) -> dict[str, list[str]]:
     try:
         return anyio.run(_list_tools, server, scratch)
     except Exception as exc:  # any failure to start or list is one clear message
         raise InputError(
-            f"--backend {definition.name}: its MCP server did not list its tools "
+            f"{flag}: its MCP server did not list its tools "
             f"({type(exc).__name__}: {exc}); check its install (see README)"
         ) from None
 
@@ -359,10 +395,11 @@ class ClaudeMcpBackend:
             "max_tokens": None,
             "max_cost_usd": self.config.max_budget_usd,
         }
-        return self.config.model_dump() | {
-            "budgets": budgets,
-            "model_is_alias": self.config.model in CLAUDE_CODE_ALIASES,
-        }
+        return (
+            self.config.model_dump()
+            | {"budgets": budgets, "model_is_alias": self.config.model in CLAUDE_CODE_ALIASES}
+            | search_settings(self.config.search_setting, self.config.search_base_url)
+        )
 
     def learned_settings(self) -> dict[str, Any]:
         """What the run showed that the manifest could not say at its start: the model
@@ -377,6 +414,11 @@ class ClaudeMcpBackend:
         server = self.definition.server(s, prepared.workdir, prepared.tmpdir)
         config = {"mcpServers": {SERVER_NAME: server}}
         allowed = [f"mcp__{SERVER_NAME}__{tool}" for tool in s.allowed_tools]
+        if s.search_setting == "tavily":
+            config["mcpServers"][SEARCH_SERVER_NAME] = web_search_server(
+                prepared.workdir / SEARCH_LOG, prepared.block_urls, s.search_base_url
+            )
+            allowed.append(WEB_SEARCH_TOOL)
         denied = [t for t in BUILT_IN_TOOLS if t not in s.built_in_tools]
         denied += [f"mcp__{SERVER_NAME}__{t}" for t in s.excluded_tools]
         argv = [
@@ -422,13 +464,17 @@ class ClaudeMcpBackend:
             argv=argv, env=env, cwd=prepared.workdir, timeout_s=None, stdin_text=message
         )
 
+    def _search_tools(self) -> set[str]:
+        """Tools outside the browser server that the run offers: web_search with tavily."""
+        return {WEB_SEARCH_TOOL} if self.config.search_setting == "tavily" else set()
+
     def outcome(self, prepared: PreparedTask, result: ProcessResult) -> AgentOutcome:
         run = parse_stream(result.stdout)
         audit = audit_calls(
             run.calls,
             SERVER_NAME,
             set(self.config.allowed_tools),
-            built_ins=set(self.config.built_in_tools),
+            built_ins=set(self.config.built_in_tools) | self._search_tools(),
             refusals=run.refusals,
         )
         if run.model is not None:
@@ -449,6 +495,10 @@ class ClaudeMcpBackend:
             "refused_calls": audit.refused_calls,
             "n_refused_calls": len(audit.refused_calls),
         }
+        if self.config.search_setting == "tavily":
+            details["search"] = summarise_log(prepared.workdir / SEARCH_LOG) or {
+                "calls": [], "n_calls": 0, "credits": 0, "dropped": 0, "errors": 0
+            }  # fmt: skip
         if run.problems:
             details["stream_problems"] = run.problems
         status, error_class, error = _classify(result, run)
@@ -478,6 +528,21 @@ def price_run(run: ClaudeRun, prices: PriceTable) -> tuple[float | None, str | N
     return None, None
 
 
+def web_search_server(log: Path, blocked: tuple[str, ...], base_url: str | None) -> dict[str, Any]:
+    """The mcp-config entry of the web_search server. Its key is not in it (the entry is
+    on Claude Code's command line): the server inherits TAVILY_API_KEY from Claude Code's
+    environment, as every MCP server inherits it."""
+    env = {LOG_ENV: str(log), BLOCK_ENV: json.dumps(list(blocked))}
+    if base_url is not None:
+        env[BASE_URL_ENV] = base_url
+    return {
+        "type": "stdio",
+        "command": sys.executable,
+        "args": ["-m", "agent_benchmarks.search.server"],
+        "env": env,
+    }
+
+
 # Claude Code's result subtypes for a spent budget (--max-turns, --max-budget-usd).
 BUDGET_SUBTYPES = frozenset({"error_max_turns", "error_max_budget_usd"})
 
@@ -487,8 +552,9 @@ def _classify(result: ProcessResult, run: Any) -> tuple[Any, str | None, str | N
     if failed is not None:
         return failed
     servers = {s.get("name"): s.get("status") for s in run.mcp_servers}
-    if servers.get(SERVER_NAME) not in (None, "connected"):
-        return "error", "mcp_server", f"the MCP server did not connect: {servers[SERVER_NAME]}"
+    for name in (SERVER_NAME, SEARCH_SERVER_NAME):
+        if servers.get(name) not in (None, "connected"):
+            return "error", "mcp_server", f"the MCP server {name} did not connect: {servers[name]}"
     if run.subtype == "success" and not run.is_error:
         return ("ok" if (run.result_text or "").strip() else "empty"), None, None
     if run.subtype in BUDGET_SUBTYPES:
@@ -551,6 +617,13 @@ def add_args(parser: argparse.ArgumentParser) -> None:
         help="Claude Code's spending cap per task, in US dollars (default: none)",
     )
     group.add_argument("--base-url", help="ANTHROPIC_BASE_URL for Claude Code (a proxy)")
+    group.add_argument(
+        "--search",
+        choices=SEARCH_SETTINGS,
+        help="the agent's web search: native (default; the stack's own, Lightpanda's search "
+        "on the upstream surface), tavily (our web_search MCP server for every backend, the "
+        f"stack's own withheld; needs {KEY_ENV}) or none (no search tool)",
+    )
 
 
 OAUTH_TOKEN_VAR = "CLAUDE_CODE_OAUTH_TOKEN"
@@ -615,6 +688,12 @@ def build(
     args: argparse.Namespace, suite: SuiteDef, scripted_model: str | None
 ) -> ClaudeMcpBackend:
     settings, definition, versions, _ = _surface(args)
+    if settings.search_setting == "tavily" and not os.environ.get(KEY_ENV):
+        raise InputError(
+            f"--search tavily needs {KEY_ENV} in the environment (the web_search server "
+            "asks Tavily with it)"
+        )
+    args.search = settings.search_setting
     auth = args.auth or "subscription"
     model = args.model or DEFAULT_MODEL
     if scripted_model is not None:
@@ -712,15 +791,23 @@ def _surface(
         agent_browser=agent_browser,
         browser_use_python=browser_use_python,
         base_url=args.base_url,
+        search_setting=getattr(args, "search", None) or DEFAULT_SEARCH,
     )
+    if settings.search_setting == "tavily":
+        settings.search_base_url = os.environ.get(BASE_URL_ENV) or None
     versions |= definition.programs(settings)
     scratch = Path(tempfile.mkdtemp(prefix="agent-benchmarks-probe-"))
     try:
         offered = _tool_arguments(definition, settings, scratch)
+        if settings.search_setting == "tavily":
+            # Started once here too, so a server that cannot start is one error up front.
+            search = web_search_server(scratch / SEARCH_LOG, (), settings.search_base_url)
+            tools = _probe_tools(search, scratch, "--search tavily")
+            offered[WEB_SEARCH_TOOL] = tools.get(TOOL_NAME, [])
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    excluded = definition.excluded_on(surface)
-    settings.allowed_tools = [t for t in offered if t not in excluded]
+    excluded = definition.excluded_on(surface, settings.search_setting)
+    settings.allowed_tools = [t for t in offered if t not in excluded and t != WEB_SEARCH_TOOL]
     settings.excluded_tools = sorted(set(excluded) & set(offered))
     settings.built_in_tools = list(SURFACE_BUILT_INS[surface])
     return settings, definition, versions, offered
@@ -745,7 +832,10 @@ def surface_listing(
         f"allowed MCP tools ({len(settings.allowed_tools)}), as mcp__{SERVER_NAME}__<tool>:"
     )
     lines += [f"  {t}({', '.join(arguments.get(t, []))})" for t in settings.allowed_tools]
-    excluded = definition.excluded_on(settings.surface)
+    lines.append(f"search: {settings.search_setting}")
+    if settings.search_setting == "tavily":
+        lines.append(f"  {WEB_SEARCH_TOOL}({', '.join(arguments.get(WEB_SEARCH_TOOL, []))})")
+    excluded = definition.excluded_on(settings.surface, settings.search_setting)
     lines.append(f"excluded MCP tools ({len(settings.excluded_tools)}):")
     lines += [f"  {t}: {excluded[t]}" for t in settings.excluded_tools]
     built_ins = ", ".join(settings.built_in_tools) or "none"
@@ -767,6 +857,7 @@ CLI = BackendCLI(
         "auth",
         "mcp_tool_timeout_ms",
         "max_budget_usd",
+        "search",
     ),
     build=build,
     run_dir=lambda suite, args: default_run_dir(suite.name, mcp_backend=args.backend),

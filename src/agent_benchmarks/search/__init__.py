@@ -53,15 +53,15 @@ CREDITS_PER_DEPTH = {"basic": 1, "fast": 1, "ultra-fast": 1, "advanced": 2}
 
 
 def search_settings(search: str, base_url: str | None = None) -> dict[str, Any]:
-    """What a manifest records of a run's search."""
+    """What a manifest's backend settings record of a run's search."""
     if search != "tavily":
-        return {"search": search}
+        return {"search_setting": search}
     return {
-        "search": search,
-        "engine": "tavily",
-        "parameters": SEARCH_PARAMETERS,
-        "credits_per_call": CREDITS_PER_DEPTH[SEARCH_PARAMETERS["search_depth"]],
-        "base_url": base_url or "https://api.tavily.com",
+        "search_setting": search,
+        "search_engine": "tavily",
+        "search_parameters": SEARCH_PARAMETERS,
+        "search_credits_per_call": CREDITS_PER_DEPTH[SEARCH_PARAMETERS["search_depth"]],
+        "search_base_url": base_url or "https://api.tavily.com",
     }
 
 

@@ -1,0 +1,134 @@
+"""``--search tavily`` through the real Claude Code and each real MCP backend, with the
+``web_search`` server asking a local Tavily stand-in; only the model is scripted (it
+searches, opens the first result it was shown with the backend's browser, then answers).
+
+Every stack reads the very same results; a result pointing at a dataset page or holding
+the task id is dropped before the agent sees it; Lightpanda's own ``search`` is not among
+the allowed tools; and the Tavily key (a stand-in value) is in no file of the run."""
+
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from pathlib import Path
+
+import pytest
+
+from agent_benchmarks.localweb.models import API_KEY, Conversation, FinalAnswer, StepPolicy
+from agent_benchmarks.localweb.site import LocalSite
+from agent_benchmarks.localweb.tavily import TavilyStandIn
+from agent_benchmarks.records import Manifest, PredictionRow
+from agent_benchmarks.search import BASE_URL_ENV, SEARCH_PARAMETERS
+from agent_benchmarks.search.server import format_results
+from tests.fixtures.record import CapturingServer
+from tests.support import left_running, run_cli
+
+pytestmark = pytest.mark.e2e
+
+KEY = f"tvly-e2e-{uuid.uuid4().hex}"
+TASK = "g1-plain"
+# Each backend's tool that loads a URL, and its argument.
+OPEN_TOOL = {
+    "lightpanda": "goto",
+    "agent-browser": "open",
+    "agent-browser-lightpanda": "open",
+    "browser-use": "browser_navigate",
+}
+
+
+def _results(page: str) -> list[dict[str, str]]:
+    return [
+        {
+            "title": "GAIA validation",
+            "url": "https://huggingface.co/datasets/gaia-benchmark/GAIA/viewer/2023/validation",
+            "content": "The question and its final answer.",
+        },
+        {"title": "The catalogue", "url": page, "content": "Studio albums, by year."},
+        {
+            "title": "Answers, task by task",
+            "url": f"https://answers.example.net/{TASK}.html",
+            "content": "The answer to this very task.",
+        },
+        {"title": "Band history", "url": "https://bands.example.org/history", "content": "1990s."},
+    ]
+
+
+class SearchThenOpen(StepPolicy):
+    """web_search, then open the first URL the results showed, then answer."""
+
+    def __init__(self, open_tool: str) -> None:
+        self.open_tool = open_tool
+
+    def step(self, conv: Conversation) -> object:
+        if conv.turn == 0:
+            return self.call(conv, "web_search", query="band studio albums before 2000")
+        if conv.turn == 1:
+            first = re.search(r"^1\. .*\n\s+(\S+)", conv.last_tool_text or "", re.MULTILINE)
+            assert first is not None, conv.last_tool_text
+            return self.call(conv, self.open_tool, url=first.group(1))
+        return FinalAnswer("<ANSWER>3</ANSWER>")
+
+
+@pytest.mark.parametrize("backend", sorted(OPEN_TOOL))
+def test_one_tavily_search_for_every_backend(gaia_file: Path, tmp_path: Path, backend: str):
+    env = {k: "" for k in os.environ if k.endswith("_API_KEY")}
+    run_dir = tmp_path / "run"
+    with LocalSite() as site:
+        # A site prefix other than the task id: a URL holding the id is blocked.
+        page = site.task_url("searched", "/catalogue")
+        results = _results(page)
+        with (
+            TavilyStandIn(lambda query: results, api_key=KEY) as tavily,
+            CapturingServer(lambda _: SearchThenOpen(OPEN_TOOL[backend])) as model,
+        ):
+            env |= {
+                "TAVILY_API_KEY": KEY,
+                BASE_URL_ENV: tavily.base_url,
+                "ANTHROPIC_API_KEY": API_KEY,
+            }
+            proc = run_cli(
+                "gaia-mcp-run", "--backend", backend, "--search", "tavily",
+                "--block-answer-sources", "--dataset-file", str(gaia_file), "--task-ids", TASK,
+                "--base-url", f"{model.root_url}/task/{{task_id}}", "--auth", "api-key",
+                "--scaffold", "--no-grade", "--out-dir", str(run_dir),
+                env=env, timeout=300,
+            )  # fmt: skip
+            searched = list(tavily.requests)
+        visits = [v.path for v in site.requests_for("searched")]
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+    # One request reached Tavily with our key and the fixed parameters.
+    (request,) = searched
+    assert request.key_matched
+    assert request.body["max_results"] == SEARCH_PARAMETERS["max_results"]
+    assert request.body["search_depth"] == SEARCH_PARAMETERS["search_depth"]
+
+    (line,) = (run_dir / "predictions.jsonl").read_text().splitlines()
+    row = PredictionRow.model_validate_json(line)
+    assert (row.status, row.prediction) == ("ok", "3")
+    search_call, open_call = row.trace
+    assert search_call.name == "mcp__search__web_search" and search_call.error is None
+    # What the agent read: the same numbered list on every backend, the dataset page and
+    # the page holding the task id dropped.
+    assert search_call.output == format_results([results[1], results[3]])
+    assert open_call.name == f"mcp__browser__{OPEN_TOOL[backend]}"
+    assert any(path.startswith("/catalogue") for path in visits)  # the real browser went
+    assert not row.details["contaminated"]
+    search = row.details["search"]
+    assert (search["n_calls"], search["credits"], search["errors"]) == (1, 1, 0)
+    (logged,) = search["calls"]
+    assert logged["urls"] == [page, results[3]["url"]]
+    assert [d["url"] for d in logged["dropped"]] == [results[0]["url"], results[2]["url"]]
+
+    manifest = Manifest.model_validate_json((run_dir / "manifest.json").read_text())
+    settings = manifest.settings["backend"]
+    assert settings["search_setting"] == manifest.settings["flags"]["search"] == "tavily"
+    assert settings["search_parameters"] == SEARCH_PARAMETERS
+    assert "search" not in settings["allowed_tools"]
+    if backend == "lightpanda":
+        assert "search" in settings["excluded_tools"]
+
+    # The key is in no file the run or the test wrote.
+    assert not [p for p in tmp_path.rglob("*") if p.is_file() and KEY.encode() in p.read_bytes()]
+    assert not left_running(run_dir)
