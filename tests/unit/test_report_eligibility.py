@@ -235,6 +235,7 @@ def test_every_reason_code_can_fire_at_once(tmp_path: Path) -> None:
         budgets={},
         revision="r9",
         timeout_s=60.0,
+        extra_settings={"backend": {"search_setting": "none"}},
     )
     # A row upstream's harness wrote, read as it is: the run is imported.
     upstream_row = {"id": "task-up", "task": "Q?", "gold": "1", "prediction": "1", "level": 1}

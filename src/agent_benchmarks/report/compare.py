@@ -212,12 +212,19 @@ def cost_summary(rows: Sequence[PredictionRow], successes: int, attempts: int) -
     known = [r.usage.cost_usd for r in rows if r.usage.cost_usd is not None]
     without = sum(1 for r in rows if r.usage.total_tokens > 0 and r.usage.cost_usd is None)
     total = sum(known) if known else None
+    logs = [r.details["search"] for r in rows if isinstance(r.details.get("search"), dict)]
+    credits = sum(int(log.get("credits") or 0) for log in logs) if logs else None
     return CostSummary(
         total_usd=total,
         per_success_usd=total / successes if total is not None and successes else None,
         per_attempt_usd=total / attempts if total is not None and attempts else None,
         n_rows_without_cost=without,
         complete=total is not None and without == 0,
+        search_credits=credits,
+        search_credits_per_success=credits / successes
+        if credits is not None and successes
+        else None,
+        search_credits_per_attempt=credits / attempts if credits is not None and attempts else None,
     )
 
 

@@ -11,6 +11,9 @@ A row is headline eligible only when all of these hold (the reason code in brack
 - [surface] with the same tool surface (``upstream`` or ``strict``) as every compared row
   that records one (Claude Code over MCP): a model offered more tools is not answering the
   same question;
+- [search] with the same search (``--search``: native, tavily or none) as every compared
+  row: a stack searching through another engine, or not at all, is not answering with the
+  same tools either;
 - [programs_unpinned] the manifest pins a version of every program the stack drives
   (:func:`stacks.driven_programs`: Claude Code, agent-browser, browser-use, the engine);
 - [model_unpinned] an LLM row names its model, and not by a moving alias (``*latest*``,
@@ -64,7 +67,7 @@ _UNKNOWN_VERSIONS = frozenset({"", "unknown", "?", "none"})
 
 HEADLINE_RULE = (
     "A row is headline eligible with: live or recorded mode; the same tasks, contracts, "
-    "tool surface and budgets as every compared row; program versions and model id pinned; "
+    "tool surface, search and budgets as every compared row; program versions and model id pinned; "
     "at least "
     f"{MIN_TASKS} tasks; step, token and cost budgets recorded (LLM rows); no contaminated "
     "rows; no leak-audit hits; not imported from another harness. "
@@ -250,6 +253,13 @@ def assess(candidates: list[Candidate]) -> dict[str, Eligibility]:
                         code="surface",
                         message=f"tool surface {c.stack.surface} vs {other.stack.surface} "
                         f"for {other.key}",
+                    )
+                )
+            if c.stack.search != other.stack.search:
+                reasons.append(
+                    Reason(
+                        code="search",
+                        message=f"search {c.stack.search} vs {other.stack.search} for {other.key}",
                     )
                 )
             if budgets[c.key] != budgets[other.key]:

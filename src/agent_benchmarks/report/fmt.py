@@ -89,12 +89,20 @@ def _cost(value: float | None, cost: CostSummary) -> str:
     return usd(value)
 
 
+def _with_credits(text: str, credits: float | None, cost: CostSummary) -> str:
+    """The tokens' cost, then the search credits beside it (Tavily bills in credits)."""
+    if cost.search_credits is None:
+        return text
+    shown = "∞" if credits is None else f"{credits:.3g}"
+    return f"{text} + {shown} search credits"
+
+
 def cost_per_success(cost: CostSummary) -> str:
-    return _cost(cost.per_success_usd, cost)
+    return _with_credits(_cost(cost.per_success_usd, cost), cost.search_credits_per_success, cost)
 
 
 def cost_per_attempt(cost: CostSummary) -> str:
-    return _cost(cost.per_attempt_usd, cost)
+    return _with_credits(_cost(cost.per_attempt_usd, cost), cost.search_credits_per_attempt, cost)
 
 
 def errors(row: StackRow) -> str:

@@ -39,6 +39,7 @@ ReasonCode = Literal[
     "task_set",
     "contracts",
     "surface",
+    "search",
     "programs_unpinned",
     "model_unpinned",
     "too_few_tasks",
@@ -65,11 +66,16 @@ class Stack(_Model):
     # The tool surface the model had (claude-mcp: upstream or strict); None where the
     # runner has no choice of surface.
     surface: str | None = None
+    # The agent's web search (--search): native (the stack's own, as every run before the
+    # choice existed), tavily (one Tavily-backed search for every stack) or none.
+    search: str = "native"
 
     @property
     def label(self) -> str:
         surface = f" · {self.surface} surface" if self.surface else ""
-        return f"{self.backend}{surface} · {self.engine} · {self.model or 'model unknown'}"
+        # Named when it is not the stack's own, which is what an unnamed search means.
+        search = f" · {self.search} search" if self.search != "native" else ""
+        return f"{self.backend}{surface}{search} · {self.engine} · {self.model or 'model unknown'}"
 
 
 class Interval(_Model):
@@ -108,6 +114,11 @@ class CostSummary(_Model):
     per_attempt_usd: float | None  # expected cost of one attempt, failures included
     n_rows_without_cost: int  # rows that used tokens but carry no cost
     complete: bool  # False: the figures are lower bounds (some rows have no cost)
+    # Tavily credits the rows' web_search calls spent (details.search), a spend beside the
+    # tokens' cost; None when no row records a search log.
+    search_credits: int | None = None
+    search_credits_per_success: float | None = None
+    search_credits_per_attempt: float | None = None
 
 
 class Reason(_Model):

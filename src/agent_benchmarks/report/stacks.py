@@ -60,7 +60,16 @@ def stack_of(run: LoadedRun) -> Stack:
         model=_model_of(manifest.model, settings) if manifest is not None else _upstream_model(run),
         agent=agent_of(backend),
         surface=surface_of(backend, settings),
+        search=search_of(settings),
     )
+
+
+def search_of(settings: dict[str, Any]) -> str:
+    """The run's search (``settings.backend.search_setting``); a run that does not record
+    one gave the agent its stack's own search: ``native``."""
+    backend_settings = settings.get("backend")
+    search = backend_settings.get("search_setting") if isinstance(backend_settings, dict) else None
+    return search if isinstance(search, str) and search else "native"
 
 
 def surface_of(backend: str, settings: dict[str, Any]) -> str | None:
