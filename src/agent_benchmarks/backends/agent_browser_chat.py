@@ -660,6 +660,12 @@ def add_args(parser: argparse.ArgumentParser) -> None:
         "upstream's, the default) or last-reply (the loop's last reply)",
     )
     group.add_argument(
+        "--search",
+        choices=("native", "tavily", "none"),
+        help="the agent's web search: native only (the default: search engines' pages in "
+        "the browser); tavily and none are refused (see README)",
+    )
+    group.add_argument(
         "--session",
         metavar="NAME",
         help="prefix of agent-browser's session names (default: abc); each attempt still "
@@ -769,6 +775,14 @@ def build(
     if args.engine != "lightpanda" and args.lightpanda is not None:
         raise InputError("--lightpanda only applies with --engine lightpanda")
     args.chat_answer = args.chat_answer or ANSWER_JOINED
+    if args.search not in (None, "native"):
+        raise InputError(
+            f"--search {args.search}: agent-browser's chat loop offers the model only its "
+            "own agent_browser tool and takes no extra one, and cannot be kept from search "
+            "engines' pages; only --search native applies (the MCP runners, "
+            "<suite>-mcp-run, offer tavily and none)"
+        )
+    args.search = "native"
     blocking = BLOCKING if args.block_answer_sources else None
     session_prefix = args.session or DEFAULT_SESSION_PREFIX
     if not re.fullmatch(r"[A-Za-z0-9_-]{1,40}", session_prefix):
@@ -829,6 +843,7 @@ CLI = BackendCLI(
         "lightpanda",
         "action_timeout_ms",
         "chat_answer",
+        "search",
     ),
     build=build,
     run_dir=lambda suite, args: (

@@ -25,6 +25,7 @@ from agent_benchmarks.errors import InputError
 from agent_benchmarks.provenance import default_run_dir
 from agent_benchmarks.runner.command import BackendCLI
 from agent_benchmarks.runner.process import ProcessResult, ProcessSpec
+from agent_benchmarks.search import DEFAULT_SEARCH, KEY_ENV, SEARCH_SETTINGS
 from agent_benchmarks.suite import SuiteDef
 
 NAME = "lightpanda-native"
@@ -124,6 +125,9 @@ class LightpandaConfig(BaseModel):
     user_agent: str | None = None
     # lightpanda agent --search-engine, when pinned; None: not passed (Lightpanda's auto).
     search_engine: str | None = None
+    # --search: native (Lightpanda's search as its engine choice has it) or tavily (its
+    # search pinned to Tavily); Lightpanda cannot withhold its search, so never none.
+    search_setting: str = DEFAULT_SEARCH
 
 
 class LightpandaBackend:
@@ -148,6 +152,10 @@ class LightpandaBackend:
 
     def settings(self) -> dict[str, Any]:
         settings = self.config.model_dump() | {"budgets": BUDGETS, "search": self.search}
+        if self.config.search_setting == "tavily":
+            # Lightpanda's own search tool makes the calls, with its own request parameters
+            # (not the web_search server's, which the MCP runners use).
+            settings["search_via"] = "lightpanda's search tool, --search-engine tavily"
         version = self._programs.get("lightpanda")
         default = DEFAULT_MODELS.get((version or "", self.config.provider))
         if self.config.model is None and default is not None:
@@ -261,6 +269,13 @@ def add_args(parser: argparse.ArgumentParser) -> None:
         help="the provider's API base URL; {task_id} in it is replaced per task",
     )
     group.add_argument(
+        "--search",
+        choices=SEARCH_SETTINGS,
+        help="the agent's web search: native (default; Lightpanda's search tool, its engine "
+        f"as --search-engine says) or tavily (that tool pinned to Tavily; needs {KEY_ENV}); "
+        "none is refused: lightpanda agent cannot withhold its search tool",
+    )
+    group.add_argument(
         "--search-engine",
         choices=SEARCH_ENGINES,
         help="the engine of Lightpanda's search tool (default: not passed, so Lightpanda's "
@@ -275,9 +290,23 @@ def build(
 ) -> LightpandaBackend:
     binary = Path(args.lightpanda) if args.lightpanda else bundled_binary()
     programs = check_binary(binary)
+    args.search = args.search or DEFAULT_SEARCH
+    if args.search == "none":
+        raise InputError(
+            "--search none: lightpanda agent has no option to withhold its search tool "
+            "(see `lightpanda agent --help`); <suite>-mcp-run --search none can"
+        )
+    if args.search == "tavily":
+        if args.search_engine not in (None, "tavily"):
+            raise InputError(
+                f"--search tavily pins Lightpanda's search to Tavily; --search-engine "
+                f"{args.search_engine} says otherwise"
+            )
+        args.search_engine = "tavily"
     key = SEARCH_KEYS.get(args.search_engine or "")
     if key is not None and not os.environ.get(key):
-        raise InputError(f"--search-engine {args.search_engine} needs {key} in the environment")
+        flag = "--search" if args.search == "tavily" else "--search-engine"
+        raise InputError(f"{flag} {args.search_engine} needs {key} in the environment")
     if scripted_model is not None:
         # The suite plays the model (localweb's oracle) over the OpenAI-compatible protocol;
         # each attempt's PreparedTask carries the scripted server's URL for that episode.
@@ -289,6 +318,7 @@ def build(
             model=scripted_model,
             user_agent=args.user_agent,
             search_engine=args.search_engine,
+            search_setting=args.search,
         )
         return LightpandaBackend(config, programs)
     args.provider = args.provider or DEFAULT_PROVIDER
@@ -315,6 +345,7 @@ def build(
         base_url=args.base_url,
         user_agent=args.user_agent,
         search_engine=args.search_engine,
+        search_setting=args.search,
     )
     return LightpandaBackend(config, programs)
 
@@ -331,7 +362,7 @@ def check_user_agent(user_agent: str) -> None:
 CLI = BackendCLI(
     name=NAME,
     add_args=add_args,
-    run_flags=("lightpanda", "base_url", "search_engine"),
+    run_flags=("lightpanda", "base_url", "search_engine", "search"),
     build=build,
     run_dir=lambda suite, args: default_run_dir(suite.name),
     default_timeout_s=DEFAULT_TIMEOUT_S,
