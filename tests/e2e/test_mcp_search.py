@@ -132,3 +132,20 @@ def test_one_tavily_search_for_every_backend(gaia_file: Path, tmp_path: Path, ba
     # The key is in no file the run or the test wrote.
     assert not [p for p in tmp_path.rglob("*") if p.is_file() and KEY.encode() in p.read_bytes()]
     assert not left_running(run_dir)
+
+
+def test_without_a_tavily_key_the_run_does_not_start(gaia_file: Path, tmp_path: Path) -> None:
+    env = {k: "" for k in os.environ if k.endswith("_API_KEY")}
+    run_dir = tmp_path / "run"
+    proc = run_cli(
+        "gaia-mcp-run", "--backend", "lightpanda", "--search", "tavily",
+        "--dataset-file", str(gaia_file), "--task-ids", TASK, "--auth", "api-key",
+        "--base-url", "http://127.0.0.1:9/never", "--scaffold", "--out-dir", str(run_dir),
+        env=env,
+    )  # fmt: skip
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (
+        "error: --search tavily needs TAVILY_API_KEY in the environment (the web_search "
+        "server asks Tavily with it)"
+    )
+    assert not run_dir.exists()

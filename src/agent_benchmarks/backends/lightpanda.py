@@ -153,9 +153,14 @@ class LightpandaBackend:
     def settings(self) -> dict[str, Any]:
         settings = self.config.model_dump() | {"budgets": BUDGETS, "search": self.search}
         if self.config.search_setting == "tavily":
-            # Lightpanda's own search tool makes the calls, with its own request parameters
-            # (not the web_search server's, which the MCP runners use).
-            settings["search_via"] = "lightpanda's search tool, --search-engine tavily"
+            # Lightpanda's own search tool makes the calls with its own request (1.0.2 sends
+            # the query and max_results 10, Tavily's default depth: seen by the e2e test's
+            # stand-in), not the web_search server's parameters, and no result is dropped
+            # (--block-urls blocks opening a page, not seeing it listed).
+            settings["search_via"] = (
+                "lightpanda's search tool, --search-engine tavily (its own request: "
+                "max_results 10, Tavily's default depth; results not filtered)"
+            )
         version = self._programs.get("lightpanda")
         default = DEFAULT_MODELS.get((version or "", self.config.provider))
         if self.config.model is None and default is not None:

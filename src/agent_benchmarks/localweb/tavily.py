@@ -11,16 +11,23 @@ It speaks the wire shape tavily-python 0.8 sends and reads: a JSON body (``query
 ``score``, ``raw_content``), ``response_time`` and, when asked with ``include_usage``,
 ``usage.credits``; errors as ``{"detail": {"error": ...}}`` with the HTTP status (401 for
 a wrong key, 429 over the rate limit, 5xx).
+
+Lightpanda's own ``search`` tool has no base-URL setting (1.0.2 asks https://api.tavily.com
+itself, ignoring proxies), so for it the stand-in can serve TLS on 127.0.0.1:443 with a
+certificate for api.tavily.com (``port``, ``tls``); the test then runs lightpanda where that
+name resolves to 127.0.0.1 and its CA is trusted (tests/e2e/test_native_search.py).
 """
 
 from __future__ import annotations
 
 import json
+import ssl
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 from agent_benchmarks.search import CREDITS_PER_DEPTH
@@ -42,23 +49,31 @@ class TavilyStandIn:
     """``with TavilyStandIn(results, api_key=K) as tavily:`` serves on ``tavily.base_url``.
 
     ``fail_with`` queues HTTP statuses for the next requests (429, 500, ...), one each;
-    ``delay_s`` holds every reply that long (for timeouts)."""
+    ``delay_s`` holds every reply that long (for timeouts). ``tls`` (certificate chain and
+    key files) serves HTTPS instead, on ``port`` (0: any free one)."""
 
     results: Results
     api_key: str
     fail_with: list[int] = field(default_factory=list)
     delay_s: float = 0.0
     requests: list[SearchRequest] = field(default_factory=list)
+    port: int = 0
+    tls: tuple[Path, Path] | None = None
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), self._handler())
         self._server.daemon_threads = True
+        if self.tls is not None:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*self.tls)
+            self._server.socket = context.wrap_socket(self._server.socket, server_side=True)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        scheme = "https" if self.tls is not None else "http"
+        return f"{scheme}://127.0.0.1:{self._server.server_address[1]}"
 
     def __enter__(self) -> TavilyStandIn:
         self._thread.start()
