@@ -22,6 +22,8 @@ def _rows(*dirs: Path) -> dict[str, StackRow]:
 
 def _run(root: Path, name: str, backend: str, search: str | None, credits: int = 0) -> Path:
     settings = UPSTREAM | ({"search_setting": search} if search else {})
+    if search == "tavily":
+        settings["search_parameters"] = {"max_results": 5}  # our web_search server's
     details = {"search": {"n_calls": credits, "credits": credits}} if search == "tavily" else {}
     outcomes = uniform(10, Attempt(details=details))
     outcomes["task-00"] = [Attempt(correct=False, details=details)]
@@ -35,9 +37,21 @@ def test_a_different_search_is_a_different_contract(tmp_path: Path) -> None:
     assert {r.code for r in result["tavily"].eligibility.reasons} == {"search"}
     assert {r.code for r in result["native"].eligibility.reasons} == {"search"}
     assert "search tavily vs native" in result["tavily"].eligibility.reasons[0].message
-    assert " · tavily search · chromium · " in result["tavily"].stack.label
-    assert "search" not in result["native"].stack.label.replace("search ", "")
+    assert " · search tavily · chromium · " in result["tavily"].stack.label
+    assert "search" not in result["native"].stack.label
     assert result["native"].stack.search == "native"
+
+
+def test_lightpandas_own_tavily_search_is_not_the_web_search_server(tmp_path: Path) -> None:
+    server = _run(tmp_path, "server", "claude-mcp/lightpanda", "tavily", credits=1)
+    own = make_run(
+        tmp_path,
+        "own",
+        extra_settings={"backend": {"search_setting": "tavily", "search_engine": "tavily"}},
+    )
+    result = _rows(server, own)
+    assert result["own"].stack.search == "tavily via lightpanda"
+    assert "search" in {r.code for r in result["own"].eligibility.reasons}
 
 
 def test_the_same_search_on_two_backends_is_comparable(tmp_path: Path) -> None:

@@ -67,14 +67,15 @@ class Stack(_Model):
     # runner has no choice of surface.
     surface: str | None = None
     # The agent's web search (--search): native (the stack's own, as every run before the
-    # choice existed), tavily (one Tavily-backed search for every stack) or none.
+    # choice existed), tavily (our web_search server), tavily via lightpanda (the native
+    # runner's own search pinned to Tavily, with its own request) or none.
     search: str = "native"
 
     @property
     def label(self) -> str:
         surface = f" · {self.surface} surface" if self.surface else ""
         # Named when it is not the stack's own, which is what an unnamed search means.
-        search = f" · {self.search} search" if self.search != "native" else ""
+        search = f" · search {self.search}" if self.search != "native" else ""
         return f"{self.backend}{surface}{search} · {self.engine} · {self.model or 'model unknown'}"
 
 

@@ -66,10 +66,18 @@ def stack_of(run: LoadedRun) -> Stack:
 
 def search_of(settings: dict[str, Any]) -> str:
     """The run's search (``settings.backend.search_setting``); a run that does not record
-    one gave the agent its stack's own search: ``native``."""
+    one gave the agent its stack's own search: ``native``. Tavily through Lightpanda's own
+    search tool (the native runner: its own request, no result blocking) is not our
+    web_search server's search: ``tavily via lightpanda``."""
     backend_settings = settings.get("backend")
-    search = backend_settings.get("search_setting") if isinstance(backend_settings, dict) else None
-    return search if isinstance(search, str) and search else "native"
+    if not isinstance(backend_settings, dict):
+        return "native"
+    search = backend_settings.get("search_setting")
+    if not (isinstance(search, str) and search):
+        return "native"
+    if search == "tavily" and "search_parameters" not in backend_settings:
+        return "tavily via lightpanda"
+    return search
 
 
 def surface_of(backend: str, settings: dict[str, Any]) -> str | None:
