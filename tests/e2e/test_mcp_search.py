@@ -129,6 +129,19 @@ def test_one_tavily_search_for_every_backend(gaia_file: Path, tmp_path: Path, ba
     if backend == "lightpanda":
         assert "search" in settings["excluded_tools"]
 
+    if backend == "lightpanda":
+        # A resume keeps the search: another one typed is refused, naming it; none typed
+        # keeps tavily (nothing is left to run).
+        resume = ("gaia-mcp-run", "--backend", backend, "--resume", str(run_dir))
+        changed = run_cli(*resume, "--search", "none", env=env)
+        assert changed.returncode == 2, changed.stderr
+        (message,) = changed.stderr.strip().splitlines()
+        assert message.startswith("error: --search none: this run was started with 'tavily'")
+        kept = run_cli(*resume, "--no-grade", env=env)
+        assert kept.returncode == 0, kept.stderr[-2000:]
+        manifest = Manifest.model_validate_json((run_dir / "manifest.json").read_text())
+        assert len(manifest.sessions) == 2 and manifest.settings["flags"]["search"] == "tavily"
+
     # The key is in no file the run or the test wrote.
     assert not [p for p in tmp_path.rglob("*") if p.is_file() and KEY.encode() in p.read_bytes()]
     assert not left_running(run_dir)
