@@ -162,3 +162,68 @@ def test_without_a_tavily_key_the_run_does_not_start(gaia_file: Path, tmp_path: 
         "server asks Tavily with it)"
     )
     assert not run_dir.exists()
+
+
+class SearchTwice(StepPolicy):
+    def step(self, conv: Conversation) -> object:
+        if conv.turn < 2:
+            return self.call(conv, "web_search", query=f"albums, try {conv.turn + 1}")
+        return FinalAnswer("<ANSWER>3</ANSWER>")
+
+
+def test_a_tavily_429_reaches_the_agent_as_a_tool_error(gaia_file: Path, tmp_path: Path) -> None:
+    env = {k: "" for k in os.environ if k.endswith("_API_KEY")}
+    run_dir = tmp_path / "run"
+    results = _results("https://bands.example.org/albums")
+    with (
+        TavilyStandIn(lambda query: results, api_key=KEY, fail_with=[429]) as tavily,
+        CapturingServer(lambda _: SearchTwice()) as model,
+    ):
+        env |= {"TAVILY_API_KEY": KEY, BASE_URL_ENV: tavily.base_url, "ANTHROPIC_API_KEY": API_KEY}
+        proc = run_cli(
+            "gaia-mcp-run", "--backend", "lightpanda", "--search", "tavily",
+            "--dataset-file", str(gaia_file), "--task-ids", TASK,
+            "--base-url", f"{model.root_url}/task/{{task_id}}", "--auth", "api-key",
+            "--scaffold", "--no-grade", "--out-dir", str(run_dir),
+            env=env,
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (line,) = (run_dir / "predictions.jsonl").read_text().splitlines()
+    row = PredictionRow.model_validate_json(line)
+    assert (row.status, row.prediction) == ("ok", "3")  # not an infrastructure failure
+    refused, answered = row.trace
+    assert refused.error is not None and "web search failed (rate_limit)" in refused.error
+    assert answered.error is None and answered.output == format_results(results)
+    search = row.details["search"]
+    assert (search["n_calls"], search["errors"], search["credits"]) == (2, 1, 1)
+    assert search["calls"][0]["error_kind"] == "rate_limit"
+
+
+class AnswerAtOnce(StepPolicy):
+    def step(self, conv: Conversation) -> object:
+        assert conv.tool_name("web_search") is None and conv.tool_name("search") is None
+        assert conv.tool_name("goto") is not None
+        return FinalAnswer("<ANSWER>3</ANSWER>")
+
+
+def test_none_offers_no_search_at_all(gaia_file: Path, tmp_path: Path) -> None:
+    env = {k: "" for k in os.environ if k.endswith("_API_KEY")} | {"ANTHROPIC_API_KEY": API_KEY}
+    run_dir = tmp_path / "run"
+    with CapturingServer(lambda _: AnswerAtOnce()) as model:
+        proc = run_cli(
+            "gaia-mcp-run", "--backend", "lightpanda", "--search", "none",
+            "--dataset-file", str(gaia_file), "--task-ids", TASK,
+            "--base-url", f"{model.root_url}/task/{{task_id}}", "--auth", "api-key",
+            "--scaffold", "--no-grade", "--out-dir", str(run_dir),
+            env=env,
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (line,) = (run_dir / "predictions.jsonl").read_text().splitlines()
+    row = PredictionRow.model_validate_json(line)
+    assert (row.status, row.prediction) == ("ok", "3"), row.error  # the model saw no search
+    assert [s["name"] for s in row.details["mcp_servers"]] == ["browser"]
+    assert "search" not in row.details
+    settings = Manifest.model_validate_json((run_dir / "manifest.json").read_text()).settings
+    assert settings["backend"]["search_setting"] == "none"
+    assert "search" in settings["backend"]["excluded_tools"]
+    assert "search" not in settings["backend"]["allowed_tools"]
