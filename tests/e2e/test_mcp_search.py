@@ -137,7 +137,9 @@ def test_one_tavily_search_for_every_backend(gaia_file: Path, tmp_path: Path, ba
         assert changed.returncode == 2, changed.stderr
         (message,) = changed.stderr.strip().splitlines()
         assert message.startswith("error: --search none: this run was started with 'tavily'")
-        kept = run_cli(*resume, "--no-grade", env=env)
+        # A resume checks the key again before it runs anything.
+        with TavilyStandIn(lambda query: results, api_key=KEY) as tavily:
+            kept = run_cli(*resume, "--no-grade", env=env | {BASE_URL_ENV: tavily.base_url})
         assert kept.returncode == 0, kept.stderr[-2000:]
         manifest = Manifest.model_validate_json((run_dir / "manifest.json").read_text())
         assert len(manifest.sessions) == 2 and manifest.settings["flags"]["search"] == "tavily"
@@ -161,6 +163,21 @@ def test_without_a_tavily_key_the_run_does_not_start(gaia_file: Path, tmp_path: 
         "error: --search tavily needs TAVILY_API_KEY in the environment (the web_search "
         "server asks Tavily with it)"
     )
+    assert not run_dir.exists()
+    # A key Tavily refuses is named just as early, by Tavily's own key check (GET /usage).
+    with TavilyStandIn(lambda query: [], api_key=KEY) as tavily:
+        proc = run_cli(
+            "gaia-mcp-run", "--backend", "lightpanda", "--search", "tavily",
+            "--dataset-file", str(gaia_file), "--task-ids", TASK, "--auth", "api-key",
+            "--base-url", "http://127.0.0.1:9/never", "--scaffold", "--out-dir", str(run_dir),
+            env=env | {"TAVILY_API_KEY": "tvly-revoked-e2e", BASE_URL_ENV: tavily.base_url},
+        )  # fmt: skip
+        searched = list(tavily.requests)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(
+        "error: --search tavily: Tavily refused TAVILY_API_KEY (HTTP 401 from "
+    ), proc.stderr
+    assert "tvly-revoked" not in proc.stderr and searched == []
     assert not run_dir.exists()
 
 

@@ -32,6 +32,7 @@ from agent_benchmarks.localweb.models import (
 )
 from agent_benchmarks.localweb.tavily import TavilyStandIn
 from agent_benchmarks.records import Manifest, PredictionRow
+from agent_benchmarks.search import BASE_URL_ENV
 from tests.support import REPO
 
 pytestmark = pytest.mark.e2e
@@ -91,8 +92,12 @@ def test_lightpandas_own_search_pinned_to_tavily(gaia_file: Path, tmp_path: Path
     env |= {"OPENAI_API_KEY": API_KEY, "TAVILY_API_KEY": KEY}
     with (
         TavilyStandIn(lambda query: RESULTS, api_key=KEY, port=443, tls=tls) as tavily,
+        # The harness checks the key before the run (GET /usage) from outside lightpanda's
+        # namespace, where api.tavily.com is the real one: this stand-in answers it.
+        TavilyStandIn(lambda query: RESULTS, api_key=KEY) as key_check,
         ScriptedModelServer(lambda task_id: policy, models=[MODEL]) as model,
     ):
+        env[BASE_URL_ENV] = key_check.base_url
         proc = subprocess.run(
             [
                 str(Path(sys.executable).parent / "gaia-run"), "--search", "tavily",

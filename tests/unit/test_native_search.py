@@ -11,7 +11,9 @@ import pytest
 from agent_benchmarks.backends import agent_browser_chat, lightpanda
 from agent_benchmarks.backends.base import PreparedTask
 from agent_benchmarks.errors import InputError
+from agent_benchmarks.localweb.tavily import TavilyStandIn
 from agent_benchmarks.records import TaskInput
+from agent_benchmarks.search import BASE_URL_ENV
 from agent_benchmarks.suite import get_suite
 
 
@@ -39,7 +41,9 @@ def test_tavily_pins_lightpandas_own_search_to_tavily(
     monkeypatch.setenv("TAVILY_API_KEY", "tvly-unit-0123456789abcdef")
     monkeypatch.setenv("BRAVE_API_KEY", "brave-unit-0123456789abcdef")  # auto would pick it
     args = _native_args(search="tavily")
-    backend = _build(args)
+    with TavilyStandIn(lambda query: [], api_key="tvly-unit-0123456789abcdef") as tavily:
+        monkeypatch.setenv(BASE_URL_ENV, tavily.base_url)  # where the key is checked
+        backend = _build(args)
     assert (args.search, args.search_engine) == ("tavily", "tavily")  # as the manifest keeps
     prepared = PreparedTask(
         task=TaskInput(suite="gaia", id="t", question="q"),
@@ -85,6 +89,22 @@ def test_what_the_native_runner_cannot_do_is_refused(
     monkeypatch.delenv("TAVILY_API_KEY", raising=False)
     with pytest.raises(InputError, match=message):
         _build(_native_args(**flags))
+
+
+def test_a_key_tavily_refuses_stops_a_native_run_before_it_starts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-unit-0123456789")
+    monkeypatch.setenv("TAVILY_API_KEY", "tvly-revoked-0123456789")
+    with TavilyStandIn(lambda query: [], api_key="tvly-unit-0123456789abcdef") as tavily:
+        monkeypatch.setenv(BASE_URL_ENV, tavily.base_url)
+        for flags in ({"search": "tavily"}, {"search_engine": "tavily"}):
+            with pytest.raises(InputError) as refused:
+                _build(_native_args(**flags))
+            message = str(refused.value)
+            assert "Tavily refused TAVILY_API_KEY (HTTP 401" in message, message
+            assert "tvly-revoked" not in message
+        assert tavily.requests == []  # nothing was searched
 
 
 @pytest.mark.parametrize("search", ["tavily", "none"])

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sys
 import uuid
 from pathlib import Path
@@ -20,6 +21,7 @@ from agent_benchmarks.search import (
     KEY_ENV,
     LOG_ENV,
     SEARCH_PARAMETERS,
+    key_problem,
     summarise_log,
 )
 from agent_benchmarks.search.server import SearchFailed, WebSearch, format_results
@@ -153,3 +155,21 @@ def test_over_mcp_a_429_is_a_tool_error_and_the_next_call_answers(tmp_path: Path
     assert summary is not None
     assert (summary["n_calls"], summary["errors"], summary["dropped"]) == (2, 1, 1)
     assert KEY not in log.read_text()
+
+
+def test_the_key_is_checked_once_with_tavily_s_usage_call_before_a_run() -> None:
+    """GET /usage authenticates the key and spends no credit: a refused key and an
+    endpoint out of reach are named; the key itself never is."""
+    with TavilyStandIn(_pages, api_key=KEY) as tavily:
+        assert key_problem(KEY, tavily.base_url) is None
+        refused = key_problem("tvly-wrong-key-0000", tavily.base_url)
+        assert refused is not None
+        assert refused.startswith("Tavily refused TAVILY_API_KEY (HTTP 401")
+        assert "tvly-wrong" not in refused
+        assert tavily.requests == []  # no search was made, no credit spent
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    unreachable = key_problem(KEY, closed)
+    assert unreachable is not None
+    assert unreachable.startswith("could not reach Tavily to check TAVILY_API_KEY")

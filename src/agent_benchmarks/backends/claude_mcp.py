@@ -66,6 +66,7 @@ from agent_benchmarks.search import (
     LOG_ENV,
     SEARCH_SETTINGS,
     TOOL_NAME,
+    key_problem,
     search_settings,
     summarise_log,
 )
@@ -693,6 +694,10 @@ def build(
             f"--search tavily needs {KEY_ENV} in the environment (the web_search server "
             "asks Tavily with it)"
         )
+    if settings.search_setting == "tavily":
+        problem = key_problem(os.environ[KEY_ENV], settings.search_base_url)
+        if problem is not None:
+            raise InputError(f"--search tavily: {problem}")
     args.search = settings.search_setting
     auth = args.auth or "subscription"
     model = args.model or DEFAULT_MODEL

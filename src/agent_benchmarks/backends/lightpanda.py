@@ -25,7 +25,13 @@ from agent_benchmarks.errors import InputError
 from agent_benchmarks.provenance import default_run_dir
 from agent_benchmarks.runner.command import BackendCLI
 from agent_benchmarks.runner.process import ProcessResult, ProcessSpec
-from agent_benchmarks.search import DEFAULT_SEARCH, KEY_ENV, SEARCH_SETTINGS
+from agent_benchmarks.search import (
+    BASE_URL_ENV,
+    DEFAULT_SEARCH,
+    KEY_ENV,
+    SEARCH_SETTINGS,
+    key_problem,
+)
 from agent_benchmarks.suite import SuiteDef
 
 NAME = "lightpanda-native"
@@ -309,9 +315,15 @@ def build(
             )
         args.search_engine = "tavily"
     key = SEARCH_KEYS.get(args.search_engine or "")
+    flag = "--search" if args.search == "tavily" else "--search-engine"
     if key is not None and not os.environ.get(key):
-        flag = "--search" if args.search == "tavily" else "--search-engine"
         raise InputError(f"{flag} {args.search_engine} needs {key} in the environment")
+    if args.search_engine == "tavily":
+        # Lightpanda asks https://api.tavily.com itself; the harness checks the key there
+        # first (BASE_URL_ENV only points this check at a local stand-in, for tests).
+        problem = key_problem(os.environ[KEY_ENV], os.environ.get(BASE_URL_ENV) or None)
+        if problem is not None:
+            raise InputError(f"{flag} tavily: {problem}")
     if scripted_model is not None:
         # The suite plays the model (localweb's oracle) over the OpenAI-compatible protocol;
         # each attempt's PreparedTask carries the scripted server's URL for that episode.

@@ -1,4 +1,5 @@
-"""A local stand-in for Tavily's search API: ``POST /search`` on 127.0.0.1.
+"""A local stand-in for Tavily's search API: ``POST /search`` and the key check ``GET
+/usage`` on 127.0.0.1.
 
 A test double, like the scripted model servers beside it (``localweb/models``), and kept in
 the package for the same reason: offline runs of the harness, not only its tests, need a
@@ -122,6 +123,18 @@ class TavilyStandIn:
         stand_in = self
 
         class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                # GET /usage: Tavily's key check, answered for the key alone.
+                if self.path != "/usage":
+                    self._send(404, {"detail": {"error": f"no route {self.path}"}})
+                    return
+                if self.headers.get("Authorization", "") != f"Bearer {stand_in.api_key}":
+                    self._send(401, {"detail": {"error": "Unauthorized: invalid API key."}})
+                    return
+                with stand_in._lock:
+                    used = sum(1 for r in stand_in.requests if r.key_matched)
+                self._send(200, {"key": {"usage": used, "limit": None}})
+
             def do_POST(self) -> None:
                 if self.path != "/search":
                     self._send(404, {"detail": {"error": f"no route {self.path}"}})

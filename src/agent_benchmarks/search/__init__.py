@@ -52,6 +52,31 @@ SEARCH_PARAMETERS: dict[str, Any] = {
 CREDITS_PER_DEPTH = {"basic": 1, "fast": 1, "ultra-fast": 1, "advanced": 2}
 
 
+DEFAULT_BASE_URL = "https://api.tavily.com"
+KEY_CHECK_TIMEOUT_S = 15.0
+
+
+def key_problem(api_key: str, base_url: str | None = None) -> str | None:
+    """Why a run's Tavily key cannot search, asked once before the first task; None when
+    Tavily takes it. Tavily's ``GET /usage`` (its API reference, "Usage") authenticates the
+    key like a search and costs no credit; tavily-python 0.8 has no call for it, so it is
+    asked with httpx. Only a refused key or an endpoint out of reach stops a run: a busy
+    Tavily (429, 5xx) now says nothing of the key, and each search call reports its own
+    failure to the agent."""
+    import httpx  # on use: only runs with --search tavily ask
+
+    url = (base_url or DEFAULT_BASE_URL).rstrip("/") + "/usage"
+    try:
+        reply = httpx.get(
+            url, headers={"Authorization": f"Bearer {api_key}"}, timeout=KEY_CHECK_TIMEOUT_S
+        )
+    except httpx.HTTPError as exc:
+        return f"could not reach Tavily to check {KEY_ENV} ({url}: {type(exc).__name__})"
+    if reply.status_code in (401, 403):
+        return f"Tavily refused {KEY_ENV} (HTTP {reply.status_code} from {url}): check the key"
+    return None
+
+
 def search_settings(search: str, base_url: str | None = None) -> dict[str, Any]:
     """What a manifest's backend settings record of a run's search."""
     if search != "tavily":
@@ -61,7 +86,7 @@ def search_settings(search: str, base_url: str | None = None) -> dict[str, Any]:
         "search_engine": "tavily",
         "search_parameters": SEARCH_PARAMETERS,
         "search_credits_per_call": CREDITS_PER_DEPTH[SEARCH_PARAMETERS["search_depth"]],
-        "search_base_url": base_url or "https://api.tavily.com",
+        "search_base_url": base_url or DEFAULT_BASE_URL,
     }
 
 
