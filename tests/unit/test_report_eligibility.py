@@ -100,7 +100,7 @@ def test_an_alias_is_pinned_only_by_the_one_id_the_run_recorded_running_as(
     the run records the ids its attempts ran as, and only one such id pins it."""
 
     def alias_run(name: str, resolved: list[str] | None) -> StackRow:
-        backend = {"model_is_alias": True} | (
+        backend = {"model": "sonnet", "model_is_alias": True} | (
             {} if resolved is None else {"resolved_models": resolved}
         )
         run = make_run(tmp_path, name, model="sonnet", extra_settings={"backend": backend})
@@ -116,6 +116,21 @@ def test_an_alias_is_pinned_only_by_the_one_id_the_run_recorded_running_as(
     several = alias_run("two", ["claude-sonnet-5-5", "claude-sonnet-4-6"])
     assert codes(several) == {"model_unpinned"}
     assert "claude-sonnet-5-5, claude-sonnet-4-6" in several.eligibility.reasons[0].message
+    # A scripted model that answered under the alias (a scaffold run) is named as itself.
+    scripted = make_run(
+        tmp_path,
+        "scripted",
+        model="scripted-oracle",
+        extra_settings={
+            "backend": {
+                "model": "sonnet",
+                "model_is_alias": True,
+                "resolved_models": ["claude-sonnet-5-5"],
+            }
+        },
+    )
+    (row,) = rows(scripted).values()
+    assert row.stack.model == "scripted-oracle" and codes(row) == set()
 
 
 def test_too_few_tasks(tmp_path: Path) -> None:

@@ -167,7 +167,11 @@ def _model_problem(model: str | None, settings: dict[str, Any]) -> str | None:
     if not model:
         return "no model id in the manifest"
     backend = settings.get("backend")
-    if isinstance(backend, dict) and backend.get("model_is_alias"):
+    if (
+        isinstance(backend, dict)
+        and backend.get("model_is_alias")
+        and backend.get("model") == model
+    ):
         # An alias the agent resolves itself (Claude Code's ``sonnet``): pinned only by the
         # id the attempts recorded running as, and only if they all ran as one.
         resolved = backend.get("resolved_models") or []

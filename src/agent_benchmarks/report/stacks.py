@@ -97,6 +97,8 @@ def _model_of(model: str | None, settings: dict[str, Any]) -> str | None:
     backend = settings.get("backend")
     if not (model and isinstance(backend, dict) and backend.get("model_is_alias")):
         return model
+    if backend.get("model") != model:  # a scripted model answered under the alias
+        return model
     resolved = backend.get("resolved_models")
     return (
         f"{model} ({resolved[0]})" if isinstance(resolved, list) and len(resolved) == 1 else model
