@@ -54,6 +54,18 @@ def _results(page: str) -> list[dict[str, str]]:
     ]
 
 
+def _mcp_run(
+    gaia_file: Path, run_dir: Path, model_url: str, search: str, env: dict[str, str], *extra: str
+):
+    """gaia-mcp-run on the lightpanda backend with --search, the one task, a scripted model."""
+    return run_cli(
+        "gaia-mcp-run", "--backend", "lightpanda", "--search", search,
+        "--dataset-file", str(gaia_file), "--task-ids", TASK, "--auth", "api-key",
+        "--base-url", model_url, "--scaffold", "--no-grade", "--out-dir", str(run_dir), *extra,
+        env=env, timeout=300,
+    )  # fmt: skip
+
+
 class SearchThenOpen(StepPolicy):
     """web_search, then open the first URL the results showed, then answer."""
 
@@ -152,12 +164,7 @@ def test_one_tavily_search_for_every_backend(gaia_file: Path, tmp_path: Path, ba
 def test_without_a_tavily_key_the_run_does_not_start(gaia_file: Path, tmp_path: Path) -> None:
     env = {k: "" for k in os.environ if k.endswith("_API_KEY")}
     run_dir = tmp_path / "run"
-    proc = run_cli(
-        "gaia-mcp-run", "--backend", "lightpanda", "--search", "tavily",
-        "--dataset-file", str(gaia_file), "--task-ids", TASK, "--auth", "api-key",
-        "--base-url", "http://127.0.0.1:9/never", "--scaffold", "--out-dir", str(run_dir),
-        env=env,
-    )  # fmt: skip
+    proc = _mcp_run(gaia_file, run_dir, "http://127.0.0.1:9/never", "tavily", env)
     assert proc.returncode == 2
     assert proc.stderr.strip() == (
         "error: --search tavily needs TAVILY_API_KEY in the environment (the web_search "
@@ -166,12 +173,8 @@ def test_without_a_tavily_key_the_run_does_not_start(gaia_file: Path, tmp_path: 
     assert not run_dir.exists()
     # A key Tavily refuses is named just as early, by Tavily's own key check (GET /usage).
     with TavilyStandIn(lambda query: [], api_key=KEY) as tavily:
-        proc = run_cli(
-            "gaia-mcp-run", "--backend", "lightpanda", "--search", "tavily",
-            "--dataset-file", str(gaia_file), "--task-ids", TASK, "--auth", "api-key",
-            "--base-url", "http://127.0.0.1:9/never", "--scaffold", "--out-dir", str(run_dir),
-            env=env | {"TAVILY_API_KEY": "tvly-revoked-e2e", BASE_URL_ENV: tavily.base_url},
-        )  # fmt: skip
+        revoked = {"TAVILY_API_KEY": "tvly-revoked-e2e", BASE_URL_ENV: tavily.base_url}
+        proc = _mcp_run(gaia_file, run_dir, "http://127.0.0.1:9/never", "tavily", env | revoked)
         searched = list(tavily.requests)
     assert proc.returncode == 2
     assert proc.stderr.startswith(
@@ -197,13 +200,7 @@ def test_a_tavily_429_reaches_the_agent_as_a_tool_error(gaia_file: Path, tmp_pat
         CapturingServer(lambda _: SearchTwice()) as model,
     ):
         env |= {"TAVILY_API_KEY": KEY, BASE_URL_ENV: tavily.base_url, "ANTHROPIC_API_KEY": API_KEY}
-        proc = run_cli(
-            "gaia-mcp-run", "--backend", "lightpanda", "--search", "tavily",
-            "--dataset-file", str(gaia_file), "--task-ids", TASK,
-            "--base-url", f"{model.root_url}/task/{{task_id}}", "--auth", "api-key",
-            "--scaffold", "--no-grade", "--out-dir", str(run_dir),
-            env=env,
-        )  # fmt: skip
+        proc = _mcp_run(gaia_file, run_dir, f"{model.root_url}/task/{{task_id}}", "tavily", env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     (line,) = (run_dir / "predictions.jsonl").read_text().splitlines()
     row = PredictionRow.model_validate_json(line)
@@ -227,13 +224,7 @@ def test_none_offers_no_search_at_all(gaia_file: Path, tmp_path: Path) -> None:
     env = {k: "" for k in os.environ if k.endswith("_API_KEY")} | {"ANTHROPIC_API_KEY": API_KEY}
     run_dir = tmp_path / "run"
     with CapturingServer(lambda _: AnswerAtOnce()) as model:
-        proc = run_cli(
-            "gaia-mcp-run", "--backend", "lightpanda", "--search", "none",
-            "--dataset-file", str(gaia_file), "--task-ids", TASK,
-            "--base-url", f"{model.root_url}/task/{{task_id}}", "--auth", "api-key",
-            "--scaffold", "--no-grade", "--out-dir", str(run_dir),
-            env=env,
-        )  # fmt: skip
+        proc = _mcp_run(gaia_file, run_dir, f"{model.root_url}/task/{{task_id}}", "none", env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     (line,) = (run_dir / "predictions.jsonl").read_text().splitlines()
     row = PredictionRow.model_validate_json(line)
