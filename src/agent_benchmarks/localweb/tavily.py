@@ -16,7 +16,7 @@ a wrong key, 429 over the rate limit, 5xx).
 Lightpanda's own ``search`` tool has no base-URL setting (1.0.2 asks https://api.tavily.com
 itself, ignoring proxies), so for it the stand-in can serve TLS on 127.0.0.1:443 with a
 certificate for api.tavily.com (``port``, ``tls``); the test then runs lightpanda where that
-name resolves to 127.0.0.1 and its CA is trusted (tests/e2e/test_native_search.py).
+name resolves to 127.0.0.1 and its CA is trusted (tests/e2e/test_native_search_runs.py).
 """
 
 from __future__ import annotations

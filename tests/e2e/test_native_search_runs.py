@@ -121,6 +121,10 @@ def test_lightpandas_own_search_pinned_to_tavily(gaia_file: Path, tmp_path: Path
     assert (row.status, row.prediction) == ("ok", "3"), row.stderr_tail[-500:]
     (search,) = row.trace
     assert search.name == "search" and search.args == {"query": "band studio albums"}
+    # Its spend, as the web_search server's rows record it: one basic search, one credit.
+    spend = row.details["search"]
+    assert (spend["n_calls"], spend["credits"], spend["errors"]) == (1, 1, 0)
+    assert spend["calls"][0]["query"] == "band studio albums"
     assert search.output is not None
     assert all(r["url"] in search.output for r in RESULTS)
     manifest = Manifest.model_validate_json((run_dir / "manifest.json").read_text())

@@ -1,0 +1,1 @@
+"""End-to-end tests: they drive the real programs, only the model is scripted."""

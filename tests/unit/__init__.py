@@ -1,0 +1,1 @@
+"""Fast tests: no browser, no npm program."""
