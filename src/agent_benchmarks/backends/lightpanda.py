@@ -23,10 +23,12 @@ from agent_benchmarks.backends.lightpanda_trace import parse_usage_line, read_tr
 from agent_benchmarks.datasets import sha256_file
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.provenance import default_run_dir
+from agent_benchmarks.records import ToolCall
 from agent_benchmarks.runner.command import BackendCLI
 from agent_benchmarks.runner.process import ProcessResult, ProcessSpec
 from agent_benchmarks.search import (
     BASE_URL_ENV,
+    CREDITS_PER_DEPTH,
     DEFAULT_SEARCH,
     KEY_ENV,
     SEARCH_SETTINGS,
@@ -220,6 +222,8 @@ class LightpandaBackend:
             details["safety_refusal"] = True  # never retried as an empty answer (upstream)
         if summary.problems:
             details["trace_problems"] = summary.problems
+        if self.search.get("engine") == "tavily":
+            details["search"] = tavily_spend(summary.calls)
         status, error_class, error = classify(result, output, stderr)
         return AgentOutcome(
             status=status,
@@ -230,6 +234,27 @@ class LightpandaBackend:
             usage=usage,
             details=details,
         )
+
+
+def tavily_spend(calls: list[ToolCall]) -> dict[str, Any]:
+    """``details.search`` for an attempt whose ``search`` tool asked Tavily (pinned, or
+    Lightpanda's auto with TAVILY_API_KEY set), in the shape the web_search server's log
+    gives, so compare shows the credits beside cost. Lightpanda makes the request itself and
+    sends no search_depth (seen by the e2e test's stand-in), so each call that answered is
+    one basic search; a call that failed is counted as an error, not as spend."""
+    searches = [c for c in calls if c.name == "search"]
+    answered = [c for c in searches if c.error is None]
+    return {
+        "calls": [
+            {"query": c.args.get("query"), "latency_ms": c.latency_ms, "error": c.error}
+            for c in searches
+        ],
+        "n_calls": len(searches),
+        "credits": len(answered) * CREDITS_PER_DEPTH["basic"],
+        "credits_rule": "one basic search per answered call (Lightpanda's own request)",
+        "dropped": 0,
+        "errors": len(searches) - len(answered),
+    }
 
 
 def classify(result: ProcessResult, output: str, stderr: str) -> tuple[Any, str | None, str | None]:
