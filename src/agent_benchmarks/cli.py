@@ -1,4 +1,5 @@
-"""Command-line plumbing shared by every console script, and the ``agent-benchmarks`` tool.
+"""Command-line plumbing shared by every console script (the ``agent-benchmarks`` tool itself
+is :mod:`agent_benchmarks.__main__`, the top of the package: nothing imports it).
 
 Every command goes through :func:`entry`, which turns an :class:`InputError` into one line
 on stderr and exit status 2, so bad input never ends in a traceback.
@@ -8,14 +9,12 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
-from rich.table import Table
 
 from agent_benchmarks.datasets import (
     ALL_PER_SITE,
@@ -27,7 +26,7 @@ from agent_benchmarks.datasets import (
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.records import Scores, Task
 from agent_benchmarks.scoring.scorecard import Grader, grade_file, print_summary
-from agent_benchmarks.suite import SUITE_NAMES, SuiteDef, get_suite
+from agent_benchmarks.suite import SuiteDef, get_suite
 
 Main = Callable[[Sequence[str] | None], int]
 
@@ -234,73 +233,6 @@ def load_selected(suite: SuiteDef, args: argparse.Namespace) -> tuple[LoadedData
     selection = selection_from_args(args)
     tasks = select_tasks(loaded.tasks, selection, suite.dataset.default_per_site)
     return loaded, tasks
-
-
-# --- the agent-benchmarks tool ------------------------------------------------------------
-
-
-def _tasks_command(argv: Sequence[str]) -> int:
-    if not argv or argv[0] not in SUITE_NAMES:
-        raise InputError(f"usage: agent-benchmarks tasks {{{','.join(SUITE_NAMES)}}} [flags]")
-    suite = get_suite(argv[0])
-    parser = argparse.ArgumentParser(
-        prog=f"agent-benchmarks tasks {suite.name}",
-        description="List the tasks a run with these flags would select, and where they come from.",
-    )
-    add_dataset_args(parser, suite)
-    parser.add_argument("--json", action="store_true", help="one JSON object per task")
-    args = parser.parse_args(argv[1:])
-    loaded, tasks = load_selected(suite, args)
-    if args.json:
-        for task in tasks:
-            print(task.to_input().model_dump_json())
-        return 0
-    console = Console()
-    table = Table(title=f"{suite.title}: {len(tasks)} of {len(loaded.tasks)} tasks")
-    for column in ("id", "question", "details"):
-        table.add_column(column, overflow="fold")
-    for task in tasks:
-        details = {k: v for k, v in task.suite_fields().items() if v is not None}
-        question = task.question if len(task.question) <= 90 else task.question[:87] + "..."
-        table.add_row(task.id, question, json.dumps(details))
-    console.print(table)
-    console.print(f"source: {loaded.source.model_dump_json(exclude_none=True)}")
-    return 0
-
-
-def _compare_command(argv: Sequence[str]) -> int:
-    # Imported on use: the report pulls in numpy and every suite's grader.
-    from agent_benchmarks.report.commands import compare_command
-
-    return compare_command(argv)
-
-
-def _leak_audit_command(argv: Sequence[str]) -> int:
-    from agent_benchmarks.report.commands import leak_audit_command
-
-    return leak_audit_command(argv)
-
-
-@entry
-def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    commands = {
-        "tasks": _tasks_command,
-        "compare": _compare_command,
-        "leak-audit": _leak_audit_command,
-    }
-    if not argv or argv[0] in ("-h", "--help") or argv[0] not in commands:
-        print(
-            "usage: agent-benchmarks COMMAND ...\n\n"
-            "commands:\n"
-            "  tasks SUITE [flags]   list the tasks a run would select (suites: "
-            f"{', '.join(SUITE_NAMES)})\n"
-            "  compare RUN_DIR...    compare graded runs: scoreboard, evidence, eligibility\n"
-            "  leak-audit RUN_DIR    flag tool calls that reached benchmark answers",
-            file=sys.stderr if argv and argv[0] not in ("-h", "--help") else sys.stdout,
-        )
-        return 0 if argv and argv[0] in ("-h", "--help") else 2
-    return commands[argv[0]](argv[1:])
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_benchmarks.cli import main
+from agent_benchmarks.__main__ import main
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.report.load import load_run
 from agent_benchmarks.report.markdown import BEGIN_MARKER, END_MARKER

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from agent_benchmarks.cli import main
+from agent_benchmarks.__main__ import main
 from agent_benchmarks.datasets import load_dataset_bundled
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.storage import read_predictions
