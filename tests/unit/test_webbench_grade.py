@@ -57,15 +57,19 @@ def _write_run(tmp_path: Path, rows: list[PredictionRow]) -> Path:
     return run
 
 
-def test_strict_protocol_scores_cache_and_no_secret(tmp_path: Path) -> None:
-    rows = [
+def _answered_empty_and_timed_out() -> list[PredictionRow]:
+    """Three answers, one empty row and one timeout that printed nothing."""
+    return [
         _row("1", "The price is $5."),
         _row("2", "It costs $9."),
         _row("3", "Five dollars"),
         _row("4", None, status="empty"),
         _row("5", None, status="timeout", timed_out=True, error_class="timeout"),
     ]
-    run = _write_run(tmp_path, rows)
+
+
+def test_strict_protocol_scores_cache_and_no_secret(tmp_path: Path) -> None:
+    run = _write_run(tmp_path, _answered_empty_and_timed_out())
     env = {"ANTHROPIC_API_KEY": KEY}
     with FakeJudgeServer() as server:
         server.script(yes(), no(), Reply(text="I think it is fine."))
@@ -157,14 +161,7 @@ def test_missing_judge_key_is_one_clear_line(tmp_path: Path) -> None:
 
 
 def test_upstream_protocol_is_the_default_and_judges_empty_answers(tmp_path: Path) -> None:
-    rows = [
-        _row("1", "The price is $5."),
-        _row("2", "It costs $9."),
-        _row("3", "Five dollars"),
-        _row("4", None, status="empty"),
-        _row("5", None, status="timeout", timed_out=True, error_class="timeout"),
-    ]
-    run = _write_run(tmp_path, rows)
+    run = _write_run(tmp_path, _answered_empty_and_timed_out())
     env = {"ANTHROPIC_API_KEY": KEY}
     with FakeJudgeServer() as server:
         server.script(yes(), Reply(text="VERDICT: No.\nREASONING: $9 is not on the page."))
