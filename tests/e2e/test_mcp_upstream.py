@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_benchmarks.datasets import sha256_file
 from agent_benchmarks.localweb.models import (
     API_KEY,
     Conversation,
@@ -154,6 +155,9 @@ def test_upstream_s_mcp_commands_run_as_written(
         name = flag.removeprefix("--")
         assert manifest.programs[name], manifest.programs
         assert len(manifest.programs[f"{name}_sha256"]) == 64, manifest.programs
+    if "--lightpanda" in programs:  # the very binary typed
+        typed = sha256_file(Path(paths["--lightpanda"]))
+        assert manifest.programs["lightpanda_sha256"] == typed
     (line,) = (run_dir / "predictions.jsonl").read_text().splitlines()
     row = PredictionRow.model_validate_json(line)
     assert (row.status, row.prediction) == ("ok", "55")
