@@ -305,6 +305,15 @@ def _run(
                 f"{run_dir} already holds a run; continue it with --resume {run_dir}, "
                 "or choose another --out-dir"
             )
+    args.repeat = args.repeat or 1
+    # Without --provider, a suite that can play the model itself (localweb) does so.
+    if args.provider is not None or getattr(args, "base_url", None) is not None:
+        scripted_model = None
+    mode: Mode = "scaffold" if scripted_model or args.scaffold else "live"
+    prices = load_price_table(Path(args.prices) if args.prices else None)
+    # Built before the tasks load: its own flags, keys and programs are checked first, so
+    # a bad flag is named before a dataset is fetched (or refused for want of a token).
+    backend = backend_cli.build(args, suite, scripted_model)
     predictions_path = run_dir / "predictions.jsonl"
     if manifest is not None:
         loaded, tasks = _reload_tasks(suite, manifest)
@@ -316,13 +325,6 @@ def _run(
         args.timeout = args.timeout or backend_cli.timeout_for(suite)
         if args.memory_max_mb is None:
             args.memory_max_mb = backend_cli.default_memory_max_mb
-    args.repeat = args.repeat or 1
-    # Without --provider, a suite that can play the model itself (localweb) does so.
-    if args.provider is not None or getattr(args, "base_url", None) is not None:
-        scripted_model = None
-    mode: Mode = "scaffold" if scripted_model or args.scaffold else "live"
-    prices = load_price_table(Path(args.prices) if args.prices else None)
-    backend = backend_cli.build(args, suite, scripted_model)
     # A scripted model is named as such in the manifest and never priced, whatever id the
     # driven program had to be given (Claude Code insists on a real model id).
     # The model the program runs: passed, or the program's own default where the backend
