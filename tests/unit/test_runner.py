@@ -17,7 +17,7 @@ import threading
 import time
 from collections import Counter
 from contextlib import redirect_stderr, redirect_stdout
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -330,6 +330,8 @@ class PythonBackend:
     code: str = "print('<ANSWER>7</ANSWER>')"
     fail: Exception | None = None
     trace: tuple[ToolCall, ...] = ()
+    # Backend facts for the row (what a real backend reads from its agent's output).
+    details: dict[str, Any] = field(default_factory=dict)
     name: str = "python-fake"
 
     def programs(self) -> dict[str, str]:
@@ -357,7 +359,7 @@ class PythonBackend:
             error=None if ok else f"exit {result.returncode}",
             trace=list(self.trace),
             usage=Usage(input_tokens=3, output_tokens=2, turns=1),
-            details={"seen_text": prepared.text[:40]},
+            details={"seen_text": prepared.text[:40], **self.details},
         )
 
 
@@ -482,7 +484,10 @@ def test_env_secrets_are_redacted_from_the_row(
         "print('<ANSWER>7</ANSWER>')\n"
     )
     call = ToolCall(name="markdown", output=f"page says {SECRET}", error=f"bad {SECRET} here")
-    runner = _runner(tmp_path, PythonBackend(code, trace=(call,)))
+    # What a backend copies from its agent into details (a refused call's arguments, a
+    # search query) is the agent's text too.
+    details = {"refused_calls": [{"name": "WebSearch", "args": {"query": f"q {SECRET}"}}]}
+    runner = _runner(tmp_path, PythonBackend(code, trace=(call,), details=details))
     row = runner(AttemptKey("g1-plain", 1, 1), threading.Event())
     assert row.status == "ok" and row.prediction == "7"
     assert SECRET not in row.stderr_tail
@@ -490,6 +495,7 @@ def test_env_secrets_are_redacted_from_the_row(
     assert f"Bearer {REDACTED}" in row.stderr_tail and "abcdefgh12345678" not in row.stderr_tail
     assert row.trace[0].output == f"page says {REDACTED}"
     assert row.trace[0].error == f"bad {REDACTED} here"
+    assert row.details["refused_calls"][0]["args"]["query"] == f"q {REDACTED}"
     assert SECRET not in row.model_dump_json()
 
 

@@ -183,7 +183,9 @@ class AttemptRunner:
             trace=[_redact_call(call) for call in outcome.trace],
             usage=usage,
             stderr_tail=redact_text(result.stderr[-STDERR_TAIL_CHARS:]) if result else "",
-            details=details,
+            # Backends copy the agent's own text into details (refused calls' arguments,
+            # search queries, chat replies): it is redacted like the trace.
+            details=_redact_value(details),
             **task.suite_fields(),
         )
 
