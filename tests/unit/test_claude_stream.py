@@ -785,6 +785,12 @@ ACCEPTED = {"tool_result_meta": [{"id": "t1", "permission_decision": {"decision"
         ({"is_error": True, "content": "denied"}, NOT_EXECUTED, True),
         # accepted and run: the tool's own error
         ({"is_error": True, "content": "navigation failed: CouldntConnect"}, ACCEPTED, False),
+        # accepted and run, though its own text reads like Claude Code's permission refusal
+        (
+            {"is_error": True, "content": "Claude requested permissions to use mcp__lp__goto, x"},
+            ACCEPTED,
+            False,
+        ),
     ],
 )
 def test_only_claude_codes_own_refusals_count(result: dict, user_fields: dict, refused: bool):

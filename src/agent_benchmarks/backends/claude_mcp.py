@@ -688,16 +688,16 @@ def _check_chromium() -> None:
 def build(
     args: argparse.Namespace, suite: SuiteDef, scripted_model: str | None
 ) -> ClaudeMcpBackend:
-    settings, definition, versions, _ = _surface(args)
-    if settings.search_setting == "tavily" and not os.environ.get(KEY_ENV):
-        raise InputError(
-            f"--search tavily needs {KEY_ENV} in the environment (the web_search server "
-            "asks Tavily with it)"
-        )
-    if settings.search_setting == "tavily":
-        problem = key_problem(os.environ[KEY_ENV], settings.search_base_url)
+    if getattr(args, "search", None) == "tavily":  # before the servers start, to list tools
+        if not os.environ.get(KEY_ENV):
+            raise InputError(
+                f"--search tavily needs {KEY_ENV} in the environment (the web_search server "
+                "asks Tavily with it)"
+            )
+        problem = key_problem(os.environ[KEY_ENV], os.environ.get(BASE_URL_ENV) or None)
         if problem is not None:
             raise InputError(f"--search tavily: {problem}")
+    settings, definition, versions, _ = _surface(args)
     args.search = settings.search_setting
     auth = args.auth or "subscription"
     model = args.model or DEFAULT_MODEL

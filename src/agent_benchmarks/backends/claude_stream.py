@@ -193,6 +193,9 @@ def _refusal(block: dict[str, Any], name: str, text: str, meta: dict[str, Any]) 
     ``tool_result_meta`` entry for it; None when the call reached its tool."""
     if block.get("is_error") is not True:
         return None
+    decision = meta.get("permission_decision")
+    if isinstance(decision, dict) and decision.get("decision") == "accept":
+        return None  # Claude Code let it run: its error is the tool's own, whatever it says
     kind = meta.get("non_execution_kind")
     wrapped = _TOOL_USE_ERROR.match(text.strip())
     message = wrapped.group(1).strip().removeprefix("Error: ") if wrapped else text.strip()

@@ -70,7 +70,7 @@ def key_problem(api_key: str, base_url: str | None = None) -> str | None:
         reply = httpx.get(
             url, headers={"Authorization": f"Bearer {api_key}"}, timeout=KEY_CHECK_TIMEOUT_S
         )
-    except httpx.HTTPError as exc:
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:
         return f"could not reach Tavily to check {KEY_ENV} ({url}: {type(exc).__name__})"
     if reply.status_code in (401, 403):
         return f"Tavily refused {KEY_ENV} (HTTP {reply.status_code} from {url}): check the key"
