@@ -58,7 +58,9 @@ def test_tavily_pins_lightpandas_own_search_to_tavily(
     assert settings["search_setting"] == "tavily"
     assert settings["search"] == {"engine": "tavily", "chosen_by": "--search-engine tavily"}
     assert "lightpanda's search tool" in settings["search_via"]
-    assert "tvly-unit" not in str(settings)
+    # The key reaches lightpanda in its environment only: never its argv or the manifest.
+    spec = backend.command(prepared)
+    assert "tvly-unit" not in " ".join(spec.argv) and "tvly-unit" not in str(settings)
 
 
 def test_native_is_the_default_and_leaves_the_engine_to_lightpanda(

@@ -41,6 +41,7 @@ from agent_benchmarks.localweb.run import main as localweb_main
 from agent_benchmarks.pricing import load_price_table
 from agent_benchmarks.records import Manifest, PredictionRow, Scores, Task, ToolCall, Usage
 from agent_benchmarks.redact import REDACTED
+from agent_benchmarks.runner.command import merge_learned
 from agent_benchmarks.runner.engine import AttemptRunner, execute
 from agent_benchmarks.runner.executor import LocalPool
 from agent_benchmarks.runner.plan import AttemptKey, plan_attempts
@@ -1107,3 +1108,15 @@ def test_resuming_a_webbench_run_recorded_with_bare_ids(
     ]
     assert scores.n_tasks == 2 and scores.metrics["n_superseded_rows"] == 1
     assert scores.warnings == []
+
+
+def test_what_a_resumed_run_learns_joins_what_its_earlier_sessions_learned() -> None:
+    """Claude Code's alias resolved to one id in the first session and another after an
+    upgrade: the manifest lists both, so compare sees the run did not run as one model."""
+    settings: dict[str, Any] = {"resolved_models": ["claude-sonnet-5-5"], "surface": "upstream"}
+    merge_learned(settings, {"resolved_models": ["claude-sonnet-5-6"], "note": "x"})
+    assert settings == {
+        "resolved_models": ["claude-sonnet-5-5", "claude-sonnet-5-6"],
+        "surface": "upstream",
+        "note": "x",
+    }

@@ -146,7 +146,8 @@ def test_over_mcp_a_429_is_a_tool_error_and_the_next_call_answers(tmp_path: Path
             LOG_ENV: str(log),
             BLOCK_ENV: json.dumps(list(BLOCKED)),
         }
-        (first, second) = anyio.run(_call_over_mcp, env, "pandas")
+        # The model put the key in its query: the server's log must not keep it.
+        (first, second) = anyio.run(_call_over_mcp, env, f"pandas {KEY}")
     assert first[0] is True and "rate_limit" in first[1]
     assert (
         second[0] is False and second[1].startswith("1. Pandas") and "huggingface" not in second[1]
@@ -154,7 +155,7 @@ def test_over_mcp_a_429_is_a_tool_error_and_the_next_call_answers(tmp_path: Path
     summary = summarise_log(log)
     assert summary is not None
     assert (summary["n_calls"], summary["errors"], summary["dropped"]) == (2, 1, 1)
-    assert KEY not in log.read_text()
+    assert KEY not in log.read_text() and "[REDACTED]" in log.read_text()
 
 
 def test_the_key_is_checked_once_with_tavily_s_usage_call_before_a_run() -> None:

@@ -82,6 +82,7 @@ from agent_benchmarks.redact import redact_text
 from agent_benchmarks.runner.command import BackendCLI, dataset_session
 from agent_benchmarks.runner.process import ProcessResult, ProcessSpec
 from agent_benchmarks.runner.session import TaskSession
+from agent_benchmarks.search import SEARCH_SETTINGS
 from agent_benchmarks.suite import SuiteDef
 
 NAME = "agent-browser-chat"
@@ -661,7 +662,7 @@ def add_args(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--search",
-        choices=("native", "tavily", "none"),
+        choices=SEARCH_SETTINGS,
         help="the agent's web search: native only (the default: search engines' pages in "
         "the browser); tavily and none are refused (see README)",
     )

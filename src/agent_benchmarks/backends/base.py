@@ -61,9 +61,10 @@ class Backend(Protocol):
 
     Optional, looked up by name: ``learned_settings() -> dict`` (what only running showed,
     such as the model id an alias resolved to), merged into the manifest's backend settings
-    at the end of each session; ``prices_own_rows = True`` on a backend that settles each
-    row's cost itself (a cost of None then stays None: Claude Code's scripted runs, whose
-    model id is a stand-in), where the engine otherwise prices rows from the run's model."""
+    at the end of each session (a list joins the earlier sessions' list);
+    ``prices_own_rows = True`` on a backend that settles each row's cost itself (a cost of
+    None then stays None: Claude Code's scripted runs, whose model id is a stand-in), where
+    the engine otherwise prices rows from the run's model."""
 
     name: str
     # The wire protocol of the model it calls ("openai" or "anthropic"): a suite that plays

@@ -434,12 +434,22 @@ def _run(
         # model id an alias such as `sonnet` resolved to).
         learned = getattr(backend, "learned_settings", None)
         if learned is not None:
-            manifest.settings.setdefault("backend", {}).update(learned())
+            merge_learned(manifest.settings.setdefault("backend", {}), learned())
         _write_manifest(run_dir, manifest)
     grade_later = shlex.join(
         [f"{grading.suite_name}-grade", str(run_dir), *_grading_flags(grading, args, typed)]
     )
     return _conclude(console, grader, grading, grade_later, outcome, run_dir, prog)
+
+
+def merge_learned(backend_settings: dict[str, Any], learned: dict[str, Any]) -> None:
+    """Add what this session learned to the manifest's backend settings; a list keeps what
+    earlier sessions of the run learned too (a resumed run's model ids are all its ids)."""
+    for key, value in learned.items():
+        before = backend_settings.get(key)
+        if isinstance(value, list) and isinstance(before, list):
+            value = sorted(set(before) | set(value))
+        backend_settings[key] = value
 
 
 def _grading_flags(grading: GradeCommand, args: argparse.Namespace, typed: set[str]) -> list[str]:
