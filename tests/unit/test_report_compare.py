@@ -3,12 +3,14 @@ missing), failures in the denominator, repeats, paired differences, costs, stack
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
 import pytest
 
 from agent_benchmarks.errors import InputError
+from agent_benchmarks.records import Manifest, Scores, TaskScore, Usage, UsageSummary
 from agent_benchmarks.report.compare import (
     CompositeInput,
     compare_runs,
@@ -464,9 +466,52 @@ def test_upstream_view_of_scores_written_before_it_existed(tmp_path: Path) -> No
     before = (run / "scores.json").read_bytes()
     (loaded,) = load_runs([run], view="upstream")
     assert loaded.graded_on_the_fly
-    assert any("graded before scores had an upstream view" in w for w in loaded.warnings)
+    # Its rows hold attempts that failed after printing an answer, which it never graded.
+    assert any(
+        "graded before attempts that failed after printing an answer were graded" in w
+        for w in loaded.warnings
+    )
     assert sum(e.correct for e in loaded.entries) == 9
     assert (run / "scores.json").read_bytes() == before  # the file is left as it is
+    # The official view does not take its numbers as today's either.
+    (official,) = load_runs([run])
+    assert official.graded_on_the_fly and sum(e.correct for e in official.entries) == 7
+    # Without such attempts an old file still lacks the upstream view, and says so.
+    scores["failed_with_answer"] = {"n": 0, "n_correct": 0, "ids": []}
+    (run / "scores.json").write_text(json.dumps(scores))
+    (loaded,) = load_runs([run], view="upstream")
+    assert any("graded before scores had an upstream view" in w for w in loaded.warnings)
+
+
+def test_an_old_webbench_scores_file_names_its_tasks_as_its_rows_do(tmp_path: Path) -> None:
+    """Written when WebBench ids were bare N: its entries are read as webbench-N, the
+    form its rows and manifest are read in, so entries and rows meet."""
+    ids = ["7001", "7002"]
+    run = make_run(tmp_path, "wb", {i: [Attempt()] for i in ids}, suite="webbench")
+    scores = Scores(
+        manifest=Manifest.model_validate_json((run / "manifest.json").read_text()),
+        suite="webbench",
+        predictions_path=str(run / "predictions.jsonl"),
+        predictions_sha256=hashlib.sha256((run / "predictions.jsonl").read_bytes()).hexdigest(),
+        n_tasks=2,
+        n_rows=2,
+        accuracy_strict=1.0,
+        n_answered=2,
+        n_timeouts=0,
+        accuracy_on_completed=1.0,
+        n_completed=2,
+        usage=UsageSummary(totals=Usage(), per_task_mean=Usage()),
+        failed_with_answer={"n": 0, "n_correct": 0, "ids": []},
+        per_task=[
+            TaskScore(id=i, score=1.0, correct=True, status="ok", details={"verdict": "YES"})
+            for i in ids
+        ],
+    )
+    (run / "scores.json").write_text(scores.model_dump_json())
+    (loaded,) = load_runs([run])
+    assert not loaded.graded_on_the_fly
+    assert [e.id for e in loaded.entries] == ["webbench-7001", "webbench-7002"]
+    assert {r.id for r in loaded.final} == {e.id for e in loaded.entries}
 
 
 def test_localweb_has_no_upstream_view(tmp_path: Path) -> None:

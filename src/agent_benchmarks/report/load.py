@@ -40,6 +40,7 @@ from agent_benchmarks.report.schema import ScoreView
 from agent_benchmarks.scoring.scorecard import (
     Grader,
     build_scores,
+    failed_with_answer,
     final_rows,
     grade_file,
     import_provenance,
@@ -47,7 +48,7 @@ from agent_benchmarks.scoring.scorecard import (
     read_manifest,
 )
 from agent_benchmarks.scoring.upstream_match import has_upstream_view
-from agent_benchmarks.storage import read_predictions
+from agent_benchmarks.storage import current_task_id, read_predictions
 
 RUN_FILES = ("predictions.jsonl", "manifest.json", "scores.json", upstream.IMPORTED_SCORES_NAME)
 
@@ -106,13 +107,30 @@ class LoadedRun(BaseModel):
 
 def _read_scores(path: Path) -> Scores:
     try:
-        return Scores.model_validate_json(path.read_bytes())
+        return _with_current_ids(Scores.model_validate_json(path.read_bytes()))
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "document"
         raise InputError(f"{path}: invalid scores file: field {where!r}: {first['msg']}") from None
     except OSError as exc:
         raise InputError(f"{path}: cannot read scores file: {exc.strerror}") from None
+
+
+def _with_current_ids(scores: Scores) -> Scores:
+    """Task ids as the rows and manifests are read today (:func:`current_task_id`): a
+    WebBench scores.json written when ids were bare ``N`` names the same tasks as its rows."""
+    suite = scores.suite
+    for entry in scores.per_task:
+        entry.id = current_task_id(suite, entry.id)
+    if scores.manifest is not None:
+        scores.manifest.task_ids = [current_task_id(suite, i) for i in scores.manifest.task_ids]
+    if scores.failed_with_answer is not None:
+        scores.failed_with_answer.ids = [
+            current_task_id(suite, i) for i in scores.failed_with_answer.ids
+        ]
+    for line in (scores.upstream_view or {}).get("per_task", []):
+        line["id"] = current_task_id(suite, str(line["id"]))
+    return scores
 
 
 def _suite_hint(run_dir: Path, upstream_manifest: dict[str, Any] | None) -> Any:
@@ -179,10 +197,19 @@ def load_run(
     if scores_path.exists():
         scores = _read_scores(scores_path)
         current = hashlib.sha256(predictions.read_bytes()).hexdigest()
+        stale = None
         if scores.predictions_sha256 != current:
+            stale = "the predictions changed since it was graded"
+        elif scores.failed_with_answer is None and any(
+            failed_with_answer(r.status, r.prediction) for r in final
+        ):
+            # Graded before such attempts were graded on their answer: its numbers are not
+            # today's, and must not stand beside today's.
+            stale = "graded before attempts that failed after printing an answer were graded"
+        if stale is not None:
             warnings.append(
-                f"{scores_path}: stale (the predictions changed since it was graded); graded "
-                f"again in memory, the file is left as it is (refresh it: {regrade_hint})"
+                f"{scores_path}: stale ({stale}); graded again in memory, the file is left "
+                f"as it is (refresh it: {regrade_hint})"
             )
             scores = None
             if grader is not None:
