@@ -328,6 +328,9 @@ def test_a_hung_model_is_cut_at_the_timeout(gaia_file: Path, tmp_path: Path) -> 
     assert proc.returncode == 1, proc.stderr  # every attempt failed: infrastructure
     (row,) = _rows(run_dir)
     assert row.status == "timeout" and row.timed_out and row.error_class == "timeout"
+    # graded all the same (a failed attempt's printed answer would count): wrong, and said so
+    scores = Scores.model_validate_json((run_dir / "scores.json").read_text())
+    assert (scores.accuracy_strict, scores.n_timeouts) == (0.0, 1)
     assert 4 <= row.duration_s < 10
     assert elapsed < 30
     assert not _agents_of(run_dir)

@@ -495,15 +495,17 @@ def _conclude(
     if outcome.interrupted:
         console.print(f"[yellow]interrupted.[/] continue with: {prog} --resume {run_dir}")
         return 130
-    if outcome.written and c["timeout"] + c["error"] == outcome.written:
+    # Every attempt failing is the run's failure (exit 1), but it is graded all the same:
+    # an attempt that printed an answer before it failed is graded on it, as upstream does.
+    all_failed = bool(outcome.written) and c["timeout"] + c["error"] == outcome.written
+    if all_failed:
         console.print(
             "[red]every attempt failed with an infrastructure error[/] (see the rows' "
             f"error and stderr_tail); retry them with: {prog} --resume {run_dir}"
         )
-        return 1
     if grader is None:
         console.print(f"not graded (--no-grade); grade with: {grade_later}")
-        return 0
+        return 1 if all_failed else 0
     try:
         scores = grading.grade(grader, run_dir / "predictions.jsonl")
     except (InputError, OSError) as exc:
@@ -521,7 +523,7 @@ def _conclude(
             "are cached)"
         )
         return 1
-    return 0
+    return 1 if all_failed else 0
 
 
 def _judge_calls_failed(scores: Scores) -> int:
