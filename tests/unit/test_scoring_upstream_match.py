@@ -171,13 +171,16 @@ def test_assistantbench_summary_keys() -> None:
     graded = [
         (_entry("a", difficulty="Easy"), assistantbench_score("50", "100")),
         (_entry("b", difficulty=None), assistantbench_score("7", "100")),
+        (_entry("c", difficulty=""), assistantbench_score("100", "100")),
     ]
     view = upstream_view("assistantbench", graded)
     assert view is not None
-    assert view["accuracy_soft"] == pytest.approx((0.5 + 0.07) / 2)  # 7 for 100: 1 - 93/100
-    assert view["accuracy_strict"] == pytest.approx(1 / 2)
+    assert view["accuracy_soft"] == pytest.approx((0.5 + 0.07 + 1) / 3)  # 7 for 100: 0.07
+    assert view["accuracy_strict"] == pytest.approx(2 / 3)
     assert "accuracy" not in view  # upstream's AssistantBench summary has no such key
+    # upstream files any empty difficulty (None or "") under "unknown"
     assert set(view["by_difficulty"]) == {"Easy", "unknown"}
+    assert view["by_difficulty"]["unknown"]["n"] == 2
     assert view["n_with_usage"] == 0
 
 

@@ -459,7 +459,7 @@ def upstream_view(
     groups: dict[str, list[_Graded]] = {}
     for item in items:
         value = getattr(item.entry, layout.group_field)
-        groups.setdefault(layout.no_group if value is None else str(value), []).append(item)
+        groups.setdefault(str(value) if value else layout.no_group, []).append(item)
     failed = [i for i in items if i.entry.status in INFRA_STATUSES and _answered(i.entry)]
     per_task = []
     for item in items:
