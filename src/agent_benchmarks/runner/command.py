@@ -462,9 +462,7 @@ def _grading_flags(grading: GradeCommand, args: argparse.Namespace, typed: set[s
         if action.dest not in typed:
             continue
         value = getattr(args, action.dest)
-        if isinstance(action, argparse.BooleanOptionalAction):
-            flags.append(action.option_strings[0 if value else 1])
-        elif action.nargs == 0:  # a switch
+        if action.nargs == 0:  # a switch
             flags.append(action.option_strings[0])
         else:
             flags += [action.option_strings[0], str(value)]

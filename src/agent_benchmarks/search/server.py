@@ -123,7 +123,7 @@ def _failure(exc: Exception) -> tuple[str, str]:
         return "no_key", str(exc)
     if isinstance(exc, tavily_errors.UsageLimitExceededError):
         kind = "rate_limit"  # HTTP 429
-    elif isinstance(exc, tavily_errors.TimeoutError | requests.Timeout):
+    elif isinstance(exc, tavily_errors.TimeoutError):  # tavily-python wraps requests.Timeout
         kind = "timeout"
     elif isinstance(exc, tavily_errors.InvalidAPIKeyError | tavily_errors.ForbiddenError):
         kind = "refused"  # 401; 403/432/433: the key, the plan or its credits

@@ -101,14 +101,21 @@ def infer_provider(config: JudgeConfig) -> ProviderName:
     )
 
 
-def api_key_for(provider: ProviderName, environ: Mapping[str, str] | None = None) -> str:
+def _key_in(provider: ProviderName, environ: Mapping[str, str] | None) -> str | None:
+    """The provider's API key from the first of its variables that is set, else None."""
     env = os.environ if environ is None else environ
-    names = KEY_ENV_VARS[provider]
-    for name in names:
+    for name in KEY_ENV_VARS[provider]:
         value = env.get(name, "").strip()
         if value:
             return value
-    wanted = " or ".join(names)
+    return None
+
+
+def api_key_for(provider: ProviderName, environ: Mapping[str, str] | None = None) -> str:
+    key = _key_in(provider, environ)
+    if key is not None:
+        return key
+    wanted = " or ".join(KEY_ENV_VARS[provider])
     hint = (
         " (an OpenAI-compatible endpoint that needs no key accepts any value)"
         if provider == "openai"
@@ -124,11 +131,8 @@ def missing_judge_key(config: JudgeConfig, environ: Mapping[str, str] | None = N
     last. Several accepted variables are named together (``GEMINI_API_KEY or
     GOOGLE_API_KEY``). Raises :class:`JudgeConfigError` when the provider cannot be told.
     """
-    env = os.environ if environ is None else environ
-    names = KEY_ENV_VARS[infer_provider(config)]
-    if any(env.get(name, "").strip() for name in names):
-        return None
-    return " or ".join(names)
+    provider = infer_provider(config)
+    return None if _key_in(provider, environ) is not None else " or ".join(KEY_ENV_VARS[provider])
 
 
 @dataclass(frozen=True)
