@@ -68,6 +68,7 @@ from agent_benchmarks.search import (
     TOOL_NAME,
     key_problem,
     search_settings,
+    summarise_calls,
     summarise_log,
 )
 from agent_benchmarks.search import SERVER_NAME as SEARCH_SERVER_NAME
@@ -497,9 +498,8 @@ class ClaudeMcpBackend:
             "n_refused_calls": len(audit.refused_calls),
         }
         if self.config.search_setting == "tavily":
-            details["search"] = summarise_log(prepared.workdir / SEARCH_LOG) or {
-                "calls": [], "n_calls": 0, "credits": 0, "dropped": 0, "errors": 0
-            }  # fmt: skip
+            log = summarise_log(prepared.workdir / SEARCH_LOG)
+            details["search"] = log if log is not None else summarise_calls([])
         if run.problems:
             details["stream_problems"] = run.problems
         status, error_class, error = _classify(result, run)

@@ -33,6 +33,7 @@ from agent_benchmarks.search import (
     KEY_ENV,
     SEARCH_SETTINGS,
     key_problem,
+    summarise_calls,
 )
 from agent_benchmarks.suite import SuiteDef
 
@@ -238,22 +239,23 @@ class LightpandaBackend:
 
 def tavily_spend(calls: list[ToolCall]) -> dict[str, Any]:
     """``details.search`` for an attempt whose ``search`` tool asked Tavily (pinned, or
-    Lightpanda's auto with TAVILY_API_KEY set), in the shape the web_search server's log
-    gives, so compare shows the credits beside cost. Lightpanda makes the request itself and
-    sends no search_depth (seen by the e2e test's stand-in), so each call that answered is
-    one basic search; a call that failed is counted as an error, not as spend."""
-    searches = [c for c in calls if c.name == "search"]
-    answered = [c for c in searches if c.error is None]
-    return {
-        "calls": [
-            {"query": c.args.get("query"), "latency_ms": c.latency_ms, "error": c.error}
-            for c in searches
-        ],
-        "n_calls": len(searches),
-        "credits": len(answered) * CREDITS_PER_DEPTH["basic"],
-        "credits_rule": "one basic search per answered call (Lightpanda's own request)",
-        "dropped": 0,
-        "errors": len(searches) - len(answered),
+    Lightpanda's auto with TAVILY_API_KEY set), in the shape of the web_search server's, so
+    compare shows the credits beside cost. Lightpanda makes the request itself and sends no
+    search_depth (seen by the e2e test's stand-in), so each call that answered is one basic
+    search; a call that failed is counted as an error, not as spend."""
+    credits = CREDITS_PER_DEPTH["basic"]
+    records = [
+        {
+            "query": c.args.get("query"),
+            "latency_ms": c.latency_ms,
+            "error": c.error,
+            "credits": 0 if c.error else credits,
+        }
+        for c in calls
+        if c.name == "search"
+    ]
+    return summarise_calls(records) | {
+        "credits_rule": "one basic search per answered call (Lightpanda's own request)"
     }
 
 

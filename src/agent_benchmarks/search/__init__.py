@@ -108,13 +108,19 @@ def summarise_log(path: Path) -> dict[str, Any] | None:
             continue
         if isinstance(record, dict):
             calls.append(record)
-    summary: dict[str, Any] = {
+    summary = summarise_calls(calls)
+    if problems:
+        summary["log_problems"] = problems
+    return summary
+
+
+def summarise_calls(calls: list[dict[str, Any]]) -> dict[str, Any]:
+    """``details.search`` from call records (``credits``, ``dropped``, ``error`` each), as
+    the web_search server logs them and as the native runner reads them from its trace."""
+    return {
         "calls": calls,
         "n_calls": len(calls),
         "credits": sum(int(c.get("credits") or 0) for c in calls),
         "dropped": sum(len(c.get("dropped") or ()) for c in calls),
         "errors": sum(1 for c in calls if c.get("error")),
     }
-    if problems:
-        summary["log_problems"] = problems
-    return summary
