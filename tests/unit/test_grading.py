@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -316,6 +317,10 @@ def test_grade_prints_the_upstream_view_apart(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "upstream-comparable view" in result.stdout
     assert "not the official scorer" in result.stdout
+    # The same answer, two verdicts, each in its own table: official wrong, upstream right.
+    official, upstream = result.stdout.split("upstream-comparable view", 1)
+    assert re.search(r"│ accuracy_strict\s+│\s+0\.000 │", official)
+    assert re.search(r"│ accuracy\s+│\s+1\.000 │", upstream)
 
 
 def _audited_details(tmp_path: Path, recording: str) -> dict:
