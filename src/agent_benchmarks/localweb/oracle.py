@@ -629,6 +629,21 @@ def _link_to(name: str) -> str:
 _NEXT_PAGE = r"\[Next page\]\(([^)\s]+)\)"
 _KITCHEN = [p for p in data.PRODUCTS if p.category == "Kitchen"]
 
+def _add_one(slug: str) -> tuple[Step, ...]:
+    """Put one of a product in the cart from its page.
+
+    The click waits for the product's own SKU first: a browser may answer ``open`` while
+    the page before (the previous product, with its "Added" notice) is still the one
+    shown, and a click there, or a wait satisfied by the old notice, loses the add.
+    """
+    return (
+        Go(f"/products/{slug}"),
+        WaitForText("#sku", slug.upper()),
+        Click("#add-button"),
+        WaitFor("#added-notice"),
+    )
+
+
 ORACLES: dict[str, Oracle] = {
     "home-links": Oracle((Go("/"), Read("#page-list")), _link_texts),
     "status-errors": Oracle(
@@ -716,25 +731,11 @@ ORACLES: dict[str, Oracle] = {
         Answer(r"code (MEMBER-\d+)"),
     ),
     "add-to-cart": Oracle(
-        (
-            Go("/products/lw-1011"),
-            Click("#add-button"),
-            WaitFor("#added-notice"),
-            Read("#cart-link"),
-        ),
+        (*_add_one("lw-1011"), Read("#cart-link")),
         Answer(r"Cart \((\d+)\)"),
     ),
     "cart-total": Oracle(
-        (
-            Go("/products/lw-1004"),
-            Click("#add-button"),
-            WaitFor("#added-notice"),
-            Go("/products/lw-1006"),
-            Click("#add-button"),
-            WaitFor("#added-notice"),
-            Go("/cart"),
-            Read("main"),
-        ),
+        (*_add_one("lw-1004"), *_add_one("lw-1006"), Go("/cart"), Read("main")),
         Answer(r"Total:\s*\**(\$\d+\.\d\d)"),
     ),
     "enquiry-submit": Oracle(
