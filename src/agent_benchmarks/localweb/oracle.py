@@ -629,6 +629,7 @@ def _link_to(name: str) -> str:
 _NEXT_PAGE = r"\[Next page\]\(([^)\s]+)\)"
 _KITCHEN = [p for p in data.PRODUCTS if p.category == "Kitchen"]
 
+
 def _add_one(slug: str) -> tuple[Step, ...]:
     """Put one of a product in the cart from its page.
 
