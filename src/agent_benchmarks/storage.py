@@ -6,17 +6,20 @@ A torn last line (no trailing newline, not valid JSON) is reported with its line
 before appending after a crash, :func:`set_aside_torn_tail` moves the fragment to
 ``<file>.torn`` so the next row starts on a line of its own.
 
-:func:`read_predictions` is the one reader of predictions files: it also reads rows written
-by upstream's harness, converting each as it is read (:mod:`agent_benchmarks.upstream`),
-and says how many it converted; the file itself is never changed. Rows are read with
-today's task ids (:func:`current_task_id`), so a run's old rows and the rows a resume
-appends to them name a task the same way.
+:class:`PredictionsStream` is the one reader of predictions files (:func:`read_predictions`
+gathers its rows in a list). It reads one line at a time, so memory does not grow with the
+file. It also reads rows written by upstream's harness, converting each as it is read
+(:mod:`agent_benchmarks.upstream`), and says how many it converted; the file itself is
+never changed. Rows are read with today's task ids (:func:`current_task_id`), so a run's
+old rows and the rows a resume appends to them name a task the same way.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -49,6 +52,150 @@ class TornLine:
 
 
 @dataclass
+class RowRead:
+    """One row as read: where its line starts in the file and how many bytes it takes."""
+
+    row: PredictionRow
+    offset: int
+    size: int
+    line_number: int
+
+
+# Our rows always carry this key (PredictionsWriter writes every field); a line without it
+# is read the slow way, which also tells upstream's rows and malformed lines apart.
+_OUR_ROW_MARK = b'"schema_version"'
+
+
+class PredictionsStream:
+    """The rows of a predictions file, read one line at a time.
+
+    Memory is one row at a time, whatever the size of the file; iterating again reads the
+    file again. After a full pass, ``torn``, ``n_imported``, ``n_rows`` and ``sha256`` (of
+    the whole file, torn tail included) describe what was read. ``tool_outputs=False`` drops
+    each tool call's ``output`` as the row is read, for readers that never look at it.
+    """
+
+    def __init__(
+        self, path: Path, suite: Suite | None = None, *, tool_outputs: bool = True
+    ) -> None:
+        self.path = Path(path)
+        self.suite = suite
+        self.tool_outputs = tool_outputs
+        self.torn: TornLine | None = None
+        self.n_imported = 0
+        self.n_rows = 0
+        self.sha256: str | None = None
+
+    @property
+    def imported(self) -> bool:
+        return self.n_imported > 0
+
+    def warnings(self) -> list[str]:
+        return _torn_warnings(self.path, self.torn)
+
+    def __iter__(self) -> Iterator[PredictionRow]:
+        for read in self.reads():
+            yield read.row
+
+    def reads(self) -> Iterator[RowRead]:
+        """Every row with its place in the file; raises :class:`InputError` on a bad line."""
+        self.torn, self.n_imported, self.n_rows = None, 0, 0
+        digest = hashlib.sha256()
+        try:
+            fh = open(self.path, "rb")  # noqa: SIM115 (closed below, also when abandoned)
+        except FileNotFoundError:
+            raise InputError(f"{self.path}: predictions file not found") from None
+        except OSError as exc:
+            raise InputError(f"{self.path}: cannot read predictions file: {exc.strerror}") from None
+        with fh:
+            offset = 0
+            for line_number, raw in enumerate(fh, start=1):
+                digest.update(raw)
+                size = len(raw)
+                at = offset
+                offset += size
+                if not raw.strip():
+                    continue
+                # Only the last line can lack its newline: a crash mid-write tears it.
+                row = self._parse(raw, line_number, last_unterminated=not raw.endswith(b"\n"))
+                if row is None:
+                    continue
+                self.n_rows += 1
+                yield RowRead(row, at, size, line_number)
+        self.sha256 = digest.hexdigest()
+
+    def row_at(self, offset: int, line_number: int) -> PredictionRow:
+        """The row whose line starts at ``offset`` (from :meth:`reads`), read again."""
+        with open(self.path, "rb") as fh:
+            fh.seek(offset)
+            row = self._parse(fh.readline(), line_number, last_unterminated=False)
+        if row is None:  # the file changed under us
+            raise InputError(f"{self.path}:{line_number}: the row read before is gone")
+        return row
+
+    def _parse(self, raw: bytes, line_number: int, last_unterminated: bool) -> PredictionRow | None:
+        where = f"{self.path}:{line_number}"
+        if self.tool_outputs and _OUR_ROW_MARK in raw:
+            try:
+                row = PredictionRow.model_validate_json(raw)
+            except ValidationError:
+                pass  # read again below, which names what is wrong (or the torn tail)
+            else:
+                return _with_current_id(row)
+        try:
+            obj = json.loads(raw)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            if last_unterminated:
+                self.torn = TornLine(line_number, raw.decode("utf-8", "replace"))
+                return None
+            raise InputError(f"{where}: not a JSON line ({exc})") from None
+        if not isinstance(obj, dict):
+            raise InputError(f"{where}: expected a JSON object per line")
+        if not self.tool_outputs:
+            for call in obj.get("trace") or ():
+                if isinstance(call, dict):
+                    call.pop("output", None)
+        if upstream.is_upstream_row(obj):
+            try:
+                row = upstream.convert_row(obj, self.suite)
+            except (upstream.UpstreamRowError, ValidationError) as exc:
+                problem = _describe(exc) if isinstance(exc, ValidationError) else str(exc)
+                raise InputError(
+                    f"{where}: a row in upstream's shape that cannot be read: {problem}"
+                ) from None
+            self.n_imported += 1
+            return row
+        if not upstream.is_ours(obj):
+            keys = ", ".join(sorted(obj)[:8]) or "none"
+            raise InputError(
+                f"{where}: not a prediction row: neither this harness's (no "
+                "schema_version or suite) nor upstream's (needs id, task, prediction and "
+                f"timed_out, returncode or duration_s); its keys: {keys}"
+            )
+        try:
+            row = PredictionRow.model_validate(obj)
+        except ValidationError as exc:
+            raise InputError(f"{where}: {_describe(exc)}") from None
+        return _with_current_id(row)
+
+
+def _with_current_id(row: PredictionRow) -> PredictionRow:
+    current = current_task_id(row.suite, row.id)
+    if current != row.id:  # assigning validates: only when the id changes
+        row.id = current
+    return row
+
+
+def _torn_warnings(path: Path, torn: TornLine | None) -> list[str]:
+    if torn is None:
+        return []
+    return [
+        f"{path}:{torn.line_number}: torn last line (a crash mid-write?) "
+        f"skipped: {torn.text[:80]!r}"
+    ]
+
+
+@dataclass
 class PredictionsFile:
     """The rows of a predictions file, and the torn tail if a crash left one."""
 
@@ -62,72 +209,21 @@ class PredictionsFile:
         return self.n_imported > 0
 
     def warnings(self) -> list[str]:
-        if self.torn is None:
-            return []
-        return [
-            f"{self.path}:{self.torn.line_number}: torn last line (a crash mid-write?) "
-            f"skipped: {self.torn.text[:80]!r}"
-        ]
+        return _torn_warnings(self.path, self.torn)
 
 
 def read_predictions(path: Path, suite: Suite | None = None) -> PredictionsFile:
-    """Read and validate every row; raise :class:`InputError` naming the first bad line.
+    """Read and validate every row into memory; raise :class:`InputError` naming the first
+    bad line. For files of any size, iterate a :class:`PredictionsStream` instead.
 
     A row in upstream's shape is converted to ours (``suite`` says which suite when its
     fields do not); a row in neither shape is refused.
     """
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{path}: predictions file not found") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read predictions file: {exc.strerror}") from None
-    result = PredictionsFile(path=path)
-    lines = data.split(b"\n")
-    ends_with_newline = data.endswith(b"\n")
-    if ends_with_newline:
-        lines.pop()  # the empty string after the final newline
-    for index, raw in enumerate(lines):
-        line_number = index + 1
-        is_last = index == len(lines) - 1
-        if not raw.strip():
-            continue
-        try:
-            text = raw.decode("utf-8")
-            obj = json.loads(text)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            if is_last and not ends_with_newline:
-                result.torn = TornLine(line_number, raw.decode("utf-8", "replace"))
-                continue
-            raise InputError(f"{path}:{line_number}: not a JSON line ({exc})") from None
-        if not isinstance(obj, dict):
-            raise InputError(f"{path}:{line_number}: expected a JSON object per line")
-        if upstream.is_upstream_row(obj):
-            try:
-                result.rows.append(upstream.convert_row(obj, suite))
-            except (upstream.UpstreamRowError, ValidationError) as exc:
-                problem = _describe(exc) if isinstance(exc, ValidationError) else str(exc)
-                raise InputError(
-                    f"{path}:{line_number}: a row in upstream's shape that cannot be read: "
-                    f"{problem}"
-                ) from None
-            result.n_imported += 1
-            continue
-        if not upstream.is_ours(obj):
-            keys = ", ".join(sorted(obj)[:8]) or "none"
-            raise InputError(
-                f"{path}:{line_number}: not a prediction row: neither this harness's (no "
-                "schema_version or suite) nor upstream's (needs id, task, prediction and "
-                f"timed_out, returncode or duration_s); its keys: {keys}"
-            )
-        try:
-            row = PredictionRow.model_validate(obj)
-        except ValidationError as exc:
-            raise InputError(f"{path}:{line_number}: {_describe(exc)}") from None
-        row.id = current_task_id(row.suite, row.id)
-        result.rows.append(row)
-    return result
+    stream = PredictionsStream(path, suite)
+    rows = list(stream)
+    return PredictionsFile(
+        path=stream.path, rows=rows, torn=stream.torn, n_imported=stream.n_imported
+    )
 
 
 def _describe(exc: ValidationError) -> str:
