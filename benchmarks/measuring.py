@@ -1,0 +1,360 @@
+"""What every comparison script in benchmarks/ shares: timing a command with its peak memory,
+A B A B rounds, the ratio table, and recorded baselines.
+
+Not a script of its own. The scripts (grading.py, traces.py, run_process.py) run each side's
+console script as a subprocess, so both sides pay their own start-up, imports and exit, as a
+user does.
+
+Memory is the peak resident set size (high-water mark). :func:`run_measured` gives two:
+
+* ``peak_mb``: the largest of the process and every descendant it waited for (``wait4``'s
+  ``ru_maxrss``); for a grader, which starts nothing, that is the grader itself;
+* ``own_peak_mb``: the main process alone (``VmHWM`` in ``/proc/<pid>/status``, read every
+  few milliseconds until it exits), asked for with ``own_memory=True``: a runner's own
+  footprint without the agent processes it starts.
+
+Ratios are ours ÷ upstream's: below 1 ours is cheaper or faster, above 1 it costs more.
+
+Recorded baselines: ``--record FILE`` writes every figure (both sides), the commits and the
+command line as JSON; where upstream cannot be installed, ``--baseline FILE`` takes the
+upstream column from such a file instead of running upstream (the table says so, with the
+command that recorded it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from upstream_env import Upstream, UpstreamUnavailable, install_from_args
+
+REPO = Path(__file__).resolve().parents[1]
+OURS_BIN = Path(sys.executable).parent
+STDERR_TAIL_CHARS = 3000
+_POLL_SECONDS = 0.005
+
+
+class RunFailed(Exception):
+    """A measured command exited non-zero (or its output was not what it should be)."""
+
+
+@dataclass
+class Measurement:
+    argv: list[str]
+    wall_s: float
+    peak_mb: float
+    own_peak_mb: float | None
+    returncode: int
+    stderr_tail: str
+
+    def check(self, what: str) -> Measurement:
+        if self.returncode != 0:
+            raise RunFailed(
+                f"{what} exited {self.returncode}: {' '.join(self.argv)}\n{self.stderr_tail}"
+            )
+        return self
+
+
+def _vm_hwm_kb(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def run_measured(
+    argv: Sequence[str],
+    *,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    own_memory: bool = False,
+    stdout_path: Path | None = None,
+) -> Measurement:
+    """Run argv to its end; its wall time (launch to reaped) and peak memory.
+
+    stdout goes to ``stdout_path`` (or nowhere); stderr to a temporary file, of which the
+    tail is kept for error messages (a pipe could fill and stall a chatty runner).
+    """
+    own_peak_kb = 0
+    done = threading.Event()
+    with tempfile.TemporaryFile(mode="w+b") as stderr_file:
+        stdout = open(stdout_path, "wb") if stdout_path else subprocess.DEVNULL  # noqa: SIM115
+        try:
+            started = time.perf_counter()
+            proc = subprocess.Popen(list(argv), stdout=stdout, stderr=stderr_file, env=env, cwd=cwd)
+
+            def poll() -> None:
+                nonlocal own_peak_kb
+                while not done.is_set():
+                    kb = _vm_hwm_kb(proc.pid)
+                    if kb is not None:
+                        own_peak_kb = max(own_peak_kb, kb)
+                    time.sleep(_POLL_SECONDS)
+
+            poller = threading.Thread(target=poll, daemon=True) if own_memory else None
+            if poller:
+                poller.start()
+            # wait4, not Popen.wait: it hands back this child's own rusage (ru_maxrss).
+            _, status, rusage = os.wait4(proc.pid, 0)
+            wall = time.perf_counter() - started
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            done.set()
+            if poller:
+                poller.join()
+        finally:
+            if stdout_path:
+                stdout.close()
+        stderr_file.seek(0, os.SEEK_END)
+        size = stderr_file.tell()
+        stderr_file.seek(max(0, size - 4 * STDERR_TAIL_CHARS))
+        tail = stderr_file.read().decode("utf-8", "replace")[-STDERR_TAIL_CHARS:]
+    return Measurement(
+        argv=list(argv),
+        wall_s=wall,
+        peak_mb=rusage.ru_maxrss / 1024,
+        own_peak_mb=own_peak_kb / 1024 if own_memory else None,
+        returncode=proc.returncode,
+        stderr_tail=tail,
+    )
+
+
+def ab_rounds(
+    sides: Sequence[tuple[str, Callable[[], Measurement]]], rounds: int
+) -> dict[str, list[Measurement]]:
+    """Each side once per round, interleaved (A B A B ...), so drift on a shared machine
+    hits both sides alike. Each run's figures go to stderr as they come."""
+    results: dict[str, list[Measurement]] = {name: [] for name, _ in sides}
+    for round_no in range(1, rounds + 1):
+        for name, run in sides:
+            m = run()
+            results[name].append(m)
+            own = f", own {m.own_peak_mb:.0f} MB" if m.own_peak_mb is not None else ""
+            print(
+                f"  round {round_no} {name}: {m.wall_s:.2f} s, peak {m.peak_mb:.0f} MB{own}",
+                file=sys.stderr,
+            )
+    return results
+
+
+def median(values: Sequence[float]) -> float:
+    return statistics.median(values)
+
+
+@dataclass
+class Figure:
+    """One line of a ratio table; ``upstream`` None when there is nothing to compare to."""
+
+    label: str
+    unit: str
+    ours: float
+    upstream: float | None = None
+    note: str = ""
+
+    @property
+    def ratio(self) -> float | None:
+        if self.upstream is None or self.upstream == 0:
+            return None
+        return self.ours / self.upstream
+
+
+def _num(value: float | None, unit: str) -> str:
+    if value is None:
+        return "—"
+    if unit == "%":
+        return f"{value:.1%}"
+    if abs(value) >= 100:
+        return f"{value:,.0f} {unit}"
+    return f"{value:.2f} {unit}" if abs(value) < 10 else f"{value:.1f} {unit}"
+
+
+@dataclass
+class Report:
+    """The figures a script prints, and what a baseline file records of them."""
+
+    script: str
+    ours_commit: str
+    upstream_commit: str | None
+    upstream_source: str  # "installed <src>" or "baseline <file> (recorded by: <command>)"
+    argv: list[str] = field(default_factory=lambda: list(sys.argv))
+    recorded_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat())
+    tables: dict[str, list[Figure]] = field(default_factory=dict)
+
+    def add(self, title: str, figures: list[Figure]) -> None:
+        self.tables[title] = figures
+        print_table(title, figures)
+
+    def write(self, path: Path) -> None:
+        data = asdict(self)
+        path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        print(f"figures recorded in {path}")
+
+
+def print_table(title: str, figures: list[Figure]) -> None:
+    rows = [("", "ours", "upstream", "ours/upstream", "")]
+    for f in figures:
+        ratio = f.ratio
+        rows.append(
+            (
+                f.label,
+                _num(f.ours, f.unit),
+                _num(f.upstream, f.unit),
+                "—" if ratio is None else f"{ratio:.2f}x",
+                f.note,
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    print(f"\n{title}", flush=True)
+    for r in rows:
+        cells = [r[0].ljust(widths[0])] + [r[i].rjust(widths[i]) for i in (1, 2, 3)]
+        print("  " + "  ".join(cells) + (f"  {r[4]}" if r[4] else ""), flush=True)
+
+
+def git_commit(repo: Path) -> str:
+    """HEAD of repo, with '+dirty' when tracked files differ from it (others may be
+    editing: the figures are for the working tree as it was)."""
+    head = subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", "--short=12", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    return head + ("+dirty" if dirty else "")
+
+
+def add_report_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--rounds", type=int, default=2, help="A B rounds per comparison (default 2)"
+    )
+    parser.add_argument("--record", type=Path, metavar="FILE", help="write the figures as JSON")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="FILE",
+        help="take upstream's figures from a file --record wrote, instead of running upstream",
+    )
+
+
+class Baseline:
+    """Upstream's figures from a recorded file, looked up by table title and line label."""
+
+    def __init__(self, path: Path) -> None:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        self.path = path
+        self.commit = data.get("upstream_commit")
+        self.command = " ".join(data.get("argv", []))
+        self.values = {
+            (title, f["label"]): f.get("upstream")
+            for title, figures in data.get("tables", {}).items()
+            for f in figures
+        }
+
+    def describe(self) -> str:
+        return f"baseline {self.path} (recorded by: {self.command})"
+
+    def get(self, title: str, label: str) -> float | None:
+        return self.values.get((title, label))
+
+
+def ours_env(**extra: str) -> dict[str, str]:
+    """The environment both sides run in: telemetry off, no colour codes in captured output."""
+    return {
+        **os.environ,
+        "LIGHTPANDA_DISABLE_TELEMETRY": "true",
+        "NO_COLOR": "1",
+        **extra,
+    }
+
+
+def upstream_or_baseline(args: argparse.Namespace) -> tuple[Upstream | None, Baseline | None]:
+    """The upstream install the scripts run, or the recorded baseline that stands in for it."""
+    if args.baseline is not None:
+        return None, Baseline(args.baseline)
+    return install_from_args(args), None
+
+
+def compare_runs(
+    title: str,
+    label: str,
+    ours: Callable[[], Measurement],
+    upstream: Callable[[], Measurement] | None,
+    *,
+    rounds: int,
+    baseline: Baseline | None,
+    own_memory: bool = False,
+) -> list[Figure]:
+    """A B rounds of one command on each side: the medians of wall time and peak memory
+    (the main process alone with ``own_memory``), as two lines of a ratio table. Without
+    ``upstream`` its column comes from the baseline."""
+    print(f"{label}:", file=sys.stderr)
+    sides = [("ours", ours)] + ([("upstream", upstream)] if upstream else [])
+    results = ab_rounds(sides, rounds)
+    for name, measurements in results.items():
+        for m in measurements:
+            m.check(f"{label} ({name})")
+
+    def memory(m: Measurement) -> float:
+        return m.own_peak_mb if own_memory and m.own_peak_mb is not None else m.peak_mb
+
+    time_label = f"{label}: time"
+    memory_label = f"{label}: {'own ' if own_memory else ''}peak RSS"
+    figures = [
+        Figure(time_label, "s", median([m.wall_s for m in results["ours"]])),
+        Figure(memory_label, "MB", median([memory(m) for m in results["ours"]])),
+    ]
+    if upstream is not None:
+        figures[0].upstream = median([m.wall_s for m in results["upstream"]])
+        figures[1].upstream = median([memory(m) for m in results["upstream"]])
+    elif baseline is not None:
+        figures[0].upstream = baseline.get(title, time_label)
+        figures[1].upstream = baseline.get(title, memory_label)
+    return figures
+
+
+def start_report(script: str, upstream: Upstream | None, baseline: Baseline | None) -> Report:
+    """A report headed by both commits and where the upstream column comes from."""
+    if upstream is not None:
+        upstream_commit, source = upstream.commit, upstream.describe()
+    elif baseline is not None:
+        upstream_commit, source = baseline.commit, baseline.describe()
+    else:
+        upstream_commit, source = None, "none"
+    report = Report(script, git_commit(REPO), upstream_commit, source)
+    print(f"ours: {report.ours_commit} ({REPO}); upstream: {source}", flush=True)
+    return report
+
+
+def main_guard(run: Callable[[], int]) -> int:
+    """Run a script's body; a failed run or an upstream that cannot be installed is one
+    message and exit 1 (figures already printed stay printed)."""
+    try:
+        return run()
+    except (RunFailed, UpstreamUnavailable) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        if isinstance(exc, UpstreamUnavailable):
+            print(
+                "hint: --upstream PATH clones a local copy; --baseline FILE compares with "
+                "figures recorded earlier (--record FILE)",
+                file=sys.stderr,
+            )
+        return 1
