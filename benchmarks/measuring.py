@@ -205,6 +205,9 @@ class Report:
 
 
 def print_table(title: str, figures: list[Figure]) -> None:
+    """Label, ours, upstream, ours/upstream, note; only label, ours and note when no line
+    has an upstream figure."""
+    with_upstream = any(f.upstream is not None for f in figures)
     rows = [("", "ours", "upstream", "ours/upstream", "")]
     for f in figures:
         ratio = f.ratio
@@ -217,10 +220,11 @@ def print_table(title: str, figures: list[Figure]) -> None:
                 f.note,
             )
         )
+    columns = (1, 2, 3) if with_upstream else (1,)
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     print(f"\n{title}", flush=True)
     for r in rows:
-        cells = [r[0].ljust(widths[0])] + [r[i].rjust(widths[i]) for i in (1, 2, 3)]
+        cells = [r[0].ljust(widths[0])] + [r[i].rjust(widths[i]) for i in columns]
         print("  " + "  ".join(cells) + (f"  {r[4]}" if r[4] else ""), flush=True)
 
 
