@@ -7,8 +7,8 @@ user does.
 
 Memory is the peak resident set size (high-water mark). :func:`run_measured` gives two:
 
-* ``peak_mb``: the largest of the process and every descendant it waited for (``wait4``'s
-  ``ru_maxrss``); for a grader, which starts nothing, that is the grader itself;
+* ``peak_mb``: GNU time's ``%M``, the largest of the process and every descendant it
+  waited for; for a grader, which starts nothing, that is the grader itself;
 * ``own_peak_mb``: the main process alone (``VmHWM`` in ``/proc/<pid>/status``, read every
   few milliseconds until it exits), asked for with ``own_memory=True``: a runner's own
   footprint without the agent processes it starts.
@@ -43,6 +43,7 @@ REPO = Path(__file__).resolve().parents[1]
 OURS_BIN = Path(sys.executable).parent
 STDERR_TAIL_CHARS = 3000
 _POLL_SECONDS = 0.005
+GNU_TIME = Path("/usr/bin/time")
 
 
 class RunFailed(Exception):
@@ -77,6 +78,15 @@ def _vm_hwm_kb(pid: int) -> int | None:
     return None
 
 
+def _only_child(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as fh:
+            children = fh.read().split()
+    except OSError:
+        return None
+    return int(children[0]) if children else None
+
+
 def run_measured(
     argv: Sequence[str],
     *,
@@ -87,48 +97,68 @@ def run_measured(
 ) -> Measurement:
     """Run argv to its end; its wall time (launch to reaped) and peak memory.
 
-    stdout goes to ``stdout_path`` (or nowhere); stderr to a temporary file, of which the
-    tail is kept for error messages (a pipe could fill and stall a chatty runner).
+    The command runs under GNU time (``/usr/bin/time -f %M``), whose small process is the
+    one that forks it: a child forked from this Python process would inherit its resident
+    size into ``ru_maxrss`` (Linux keeps the pre-exec high-water mark), so every small
+    command would seem as large as this script. Without GNU time the peak is the command's
+    own VmHWM, polled. stdout goes to ``stdout_path`` (or nowhere); stderr to a temporary
+    file, of which the tail is kept for error messages (a pipe could fill and stall a
+    chatty runner).
     """
-    own_peak_kb = 0
+    polled_kb = 0
     done = threading.Event()
-    with tempfile.TemporaryFile(mode="w+b") as stderr_file:
-        stdout = open(stdout_path, "wb") if stdout_path else subprocess.DEVNULL  # noqa: SIM115
-        try:
-            started = time.perf_counter()
-            proc = subprocess.Popen(list(argv), stdout=stdout, stderr=stderr_file, env=env, cwd=cwd)
+    time_file = tempfile.NamedTemporaryFile(prefix="measure-", suffix=".time", delete=False)  # noqa: SIM115
+    time_file.close()
+    wrapped = list(argv)
+    if GNU_TIME.exists():
+        wrapped = [str(GNU_TIME), "-f", "%M", "-o", time_file.name, *wrapped]
+    try:
+        with tempfile.TemporaryFile(mode="w+b") as stderr_file:
+            stdout = open(stdout_path, "wb") if stdout_path else subprocess.DEVNULL  # noqa: SIM115
+            try:
+                started = time.perf_counter()
+                proc = subprocess.Popen(
+                    wrapped, stdout=stdout, stderr=stderr_file, env=env, cwd=cwd
+                )
 
-            def poll() -> None:
-                nonlocal own_peak_kb
-                while not done.is_set():
-                    kb = _vm_hwm_kb(proc.pid)
-                    if kb is not None:
-                        own_peak_kb = max(own_peak_kb, kb)
-                    time.sleep(_POLL_SECONDS)
+                def poll() -> None:
+                    nonlocal polled_kb
+                    pid = None if GNU_TIME.exists() else proc.pid
+                    while not done.is_set():
+                        if pid is None:
+                            pid = _only_child(proc.pid)
+                        kb = _vm_hwm_kb(pid) if pid is not None else None
+                        if kb is not None:
+                            polled_kb = max(polled_kb, kb)
+                        time.sleep(_POLL_SECONDS)
 
-            poller = threading.Thread(target=poll, daemon=True) if own_memory else None
-            if poller:
+                poller = threading.Thread(target=poll, daemon=True)
                 poller.start()
-            # wait4, not Popen.wait: it hands back this child's own rusage (ru_maxrss).
-            _, status, rusage = os.wait4(proc.pid, 0)
-            wall = time.perf_counter() - started
-            proc.returncode = os.waitstatus_to_exitcode(status)
-            done.set()
-            if poller:
+                returncode = proc.wait()
+                wall = time.perf_counter() - started
+                done.set()
                 poller.join()
-        finally:
-            if stdout_path:
-                stdout.close()
-        stderr_file.seek(0, os.SEEK_END)
-        size = stderr_file.tell()
-        stderr_file.seek(max(0, size - 4 * STDERR_TAIL_CHARS))
-        tail = stderr_file.read().decode("utf-8", "replace")[-STDERR_TAIL_CHARS:]
+            finally:
+                if stdout_path:
+                    stdout.close()
+            stderr_file.seek(0, os.SEEK_END)
+            size = stderr_file.tell()
+            stderr_file.seek(max(0, size - 4 * STDERR_TAIL_CHARS))
+            tail = stderr_file.read().decode("utf-8", "replace")[-STDERR_TAIL_CHARS:]
+        peak_kb = polled_kb
+        if GNU_TIME.exists():
+            lines = Path(time_file.name).read_text(encoding="utf-8").split()
+            # Its last word is %M; before it, "Command exited with non-zero status N".
+            if lines and lines[-1].isdigit():
+                peak_kb = int(lines[-1])
+    finally:
+        os.unlink(time_file.name)
     return Measurement(
         argv=list(argv),
         wall_s=wall,
-        peak_mb=rusage.ru_maxrss / 1024,
-        own_peak_mb=own_peak_kb / 1024 if own_memory else None,
-        returncode=proc.returncode,
+        peak_mb=peak_kb / 1024,
+        own_peak_mb=polled_kb / 1024 if own_memory else None,
+        returncode=returncode,
         stderr_tail=tail,
     )
 

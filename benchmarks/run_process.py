@@ -1,0 +1,274 @@
+"""The run process, ours against upstream's: start-up, wall time of a run of instant tasks,
+and the runner's own memory at 16 workers.
+
+    uv run python benchmarks/run_process.py [--parts help,run,rss] [--tasks N]
+        [--rounds R] [--help-rounds R] [--upstream SRC] [--baseline FILE] [--record FILE]
+
+    # offline, from the mirror:
+    uv run python benchmarks/run_process.py \
+        --upstream /work/.mirror/lightpanda-io+agent-benchmarks/repo
+
+Three parts, each A B A B:
+
+* ``help``: ``SCRIPT --help`` of six console scripts both harnesses have, median of
+  ``--help-rounds`` (default 5): what importing a command costs before it does anything.
+* ``run``: ``webbench-run`` on the WebBench READ tasks (all 1,637, or the first ``--tasks``)
+  with 4 workers, the same lightpanda binary (the ``lightpanda`` package's) and one scripted
+  model server in this process that answers every request at once, so the agent processes
+  take tens of milliseconds and the harness's own work per attempt shows. Both read the
+  same tasks: ours its bundled CSV (``--sample-per-site all``), upstream its bundled JSONL.
+  No grading (``--no-grade``). Printed: wall time launch to exit, the runner's own peak
+  RSS, and for ours the
+  utilisation from the manifest (agent seconds ÷ (engine wall × workers), as
+  benchmarks/overhead.py computes it; 1.0 means workers never wait on the harness).
+* ``rss``: the same run at 16 workers; the peak RSS of the runner's main process alone
+  (its ``VmHWM``), the agent processes excluded.
+
+Upstream's runner wraps each agent in ``systemd-run --user --scope`` whenever systemd-run is
+on PATH, which fails where there is no user session bus (containers): there upstream runs
+with ``LIGHTPANDA_MEMORY_MAX_MB=0`` (no cap), and the note says so. Ours runs with its
+defaults (its memory cap included) unless ``--ours-memory-max-mb`` is given.
+
+Ratios are ours ÷ upstream's: below 1.00x ours is faster or smaller. Exits 1 only if a run
+fails (an exit status other than 0, or fewer answered rows than tasks).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import lightpanda
+from measuring import (
+    OURS_BIN,
+    REPO,
+    Figure,
+    Measurement,
+    RunFailed,
+    add_report_args,
+    compare_runs,
+    main_guard,
+    median,
+    ours_env,
+    run_measured,
+    start_report,
+    upstream_or_baseline,
+)
+from upstream_env import Upstream, add_upstream_args
+
+from agent_benchmarks.localweb.models import (
+    API_KEY,
+    FinalAnswer,
+    ScriptedModelServer,
+    ScriptedPolicy,
+)
+from agent_benchmarks.records import Manifest
+
+MODEL = "scripted-run-process"
+ANSWER = "The page lists the requested details: item one, item two and item three."
+HELP_SCRIPTS = [
+    "gaia-run",
+    "gaia-grade",
+    "assistantbench-run",
+    "assistantbench-grade",
+    "webbench-run",
+    "webbench-grade",
+]
+WEBBENCH_CSV = REPO / "src" / "agent_benchmarks" / "webbench" / "data" / "webbench_read.csv"
+LIGHTPANDA = Path(lightpanda.__file__).parent / "lightpanda"
+PARTS = ("help", "run", "rss")
+
+
+class WebBenchRuns:
+    """Builds each side's webbench-run against one scripted model server, in fresh folders,
+    and checks every run answered every task."""
+
+    def __init__(self, server: ScriptedModelServer, tmp: Path, args: argparse.Namespace):
+        self.base_url = server.base_url()
+        self.tmp = tmp
+        self.args = args
+        self.count = 0
+        self.utilisation: dict[int, list[float]] = {}
+
+    def _out_dir(self, side: str, workers: int) -> Path:
+        self.count += 1
+        return self.tmp / f"{side}-w{workers}-{self.count}"
+
+    def ours(self, workers: int):
+        def run() -> Measurement:
+            out = self._out_dir("ours", workers)
+            argv = [
+                str(OURS_BIN / "webbench-run"),
+                "--dataset-file",
+                str(WEBBENCH_CSV),
+                "--sample-per-site",
+                "all",
+                "--provider",
+                "openai_compatible",
+                "--model",
+                MODEL,
+                "--base-url",
+                self.base_url,
+                "--scaffold",
+                "--workers",
+                str(workers),
+                "--timeout",
+                "60",
+                "--lightpanda",
+                str(LIGHTPANDA),
+                "--out-dir",
+                str(out),
+                "--no-grade",
+            ]
+            if self.args.tasks:
+                argv += ["--limit", str(self.args.tasks)]
+            if self.args.ours_memory_max_mb is not None:
+                argv += ["--memory-max-mb", str(self.args.ours_memory_max_mb)]
+            m = run_measured(argv, env=ours_env(OPENAI_API_KEY=API_KEY), own_memory=True, cwd=REPO)
+            m.check("webbench-run (ours)")
+            answered = sum(1 for row in _rows(out) if row.get("status") == "ok")
+            self._expect(answered, out)
+            session = Manifest.model_validate_json((out / "manifest.json").read_text()).sessions[-1]
+            if session.agent_seconds and session.wall_seconds:
+                self.utilisation.setdefault(workers, []).append(
+                    session.agent_seconds / (session.wall_seconds * workers)
+                )
+            shutil.rmtree(out)
+            return m
+
+        return run
+
+    def upstream(self, upstream: Upstream, workers: int):
+        def run() -> Measurement:
+            out = self._out_dir("upstream", workers)
+            argv = [
+                str(upstream.script("webbench-run")),
+                "--provider",
+                "openai_compatible",
+                "--model",
+                MODEL,
+                "--workers",
+                str(workers),
+                "--timeout",
+                "60",
+                "--lightpanda",
+                str(LIGHTPANDA),
+                "--out-dir",
+                str(out),
+                "--no-grade",
+            ]
+            if self.args.tasks:
+                argv += ["--limit", str(self.args.tasks)]
+            # lightpanda's openai_compatible provider reads its endpoint from the environment;
+            # upstream passes no --base-url.
+            env = ours_env(
+                OPENAI_API_KEY=API_KEY, OPENAI_BASE_URL=self.base_url, LIGHTPANDA_MEMORY_MAX_MB="0"
+            )
+            m = run_measured(argv, env=env, own_memory=True, cwd=upstream.root)
+            m.check("webbench-run (upstream)")
+            answered = sum(1 for row in _rows(out) if (row.get("prediction") or "").strip())
+            self._expect(answered, out)
+            shutil.rmtree(out)
+            return m
+
+        return run
+
+    def _expect(self, answered: int, out: Path) -> None:
+        tasks = self.args.tasks or 1637
+        if answered != tasks:
+            raise RunFailed(f"{out}: {answered} of {tasks} tasks answered")
+
+
+def _rows(run_dir: Path) -> list[dict]:
+    path = run_dir / "predictions.jsonl"
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def help_figures(args, upstream: Upstream | None, baseline) -> list[Figure]:
+    title = "start-up: SCRIPT --help"
+    figures = []
+    for script in HELP_SCRIPTS:
+        ours = [str(OURS_BIN / script), "--help"]
+        up = [str(upstream.script(script)), "--help"] if upstream else None
+        figures += compare_runs(
+            title,
+            f"{script} --help",
+            lambda argv=ours: run_measured(argv, env=ours_env(), cwd=REPO),
+            (lambda argv=up: run_measured(argv, env=ours_env(), cwd=upstream.root))
+            if upstream
+            else None,
+            rounds=args.help_rounds,
+            baseline=baseline,
+        )
+    return figures
+
+
+def parts(value: str) -> list[str]:
+    chosen = [part.strip() for part in value.split(",") if part.strip()]
+    unknown = sorted(set(chosen) - set(PARTS))
+    if unknown or not chosen:
+        raise argparse.ArgumentTypeError(f"--parts: choose from {', '.join(PARTS)}")
+    return chosen
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--parts", type=parts, default=list(PARTS), help="help,run,rss (all)")
+    parser.add_argument("--tasks", type=int, help="only the first N WebBench tasks (all 1,637)")
+    parser.add_argument("--help-rounds", type=int, default=5, help="--help rounds (default 5)")
+    parser.add_argument("--ours-memory-max-mb", type=int, help="our runner's --memory-max-mb")
+    add_report_args(parser)
+    add_upstream_args(parser)
+    args = parser.parse_args()
+
+    upstream, baseline = upstream_or_baseline(args)
+    report = start_report("benchmarks/run_process.py", upstream, baseline)
+    if "help" in args.parts:
+        report.add("start-up: SCRIPT --help", help_figures(args, upstream, baseline))
+
+    policy = ScriptedPolicy([FinalAnswer(ANSWER)])
+    with (
+        tempfile.TemporaryDirectory(prefix="run-process-bench-") as tmp,
+        ScriptedModelServer(lambda task_id: policy, models=[MODEL]) as server,
+    ):
+        runs = WebBenchRuns(server, Path(tmp), args)
+        tasks = f"{args.tasks:,}" if args.tasks else "1,637"
+        note = "upstream without its memory cap (systemd-run fails here)"
+        for part, workers in (("run", 4), ("rss", 16)):
+            if part not in args.parts:
+                continue
+            title = f"webbench-run, {tasks} instant tasks, {workers} workers"
+            figures = compare_runs(
+                title,
+                "webbench-run",
+                runs.ours(workers),
+                runs.upstream(upstream, workers) if upstream else None,
+                rounds=args.rounds,
+                baseline=baseline,
+                own_memory=True,
+            )
+            if upstream:
+                figures[0].note = note
+            utilisation = runs.utilisation.get(workers)
+            if utilisation:
+                figures.append(
+                    Figure(
+                        "webbench-run: utilisation (agent ÷ wall × workers)",
+                        "%",
+                        median(utilisation),
+                        note="ours, from the manifest",
+                    )
+                )
+            report.add(title, figures)
+    if args.record:
+        report.write(args.record)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main_guard(main))
