@@ -24,7 +24,6 @@ import functools
 import math
 import os
 import re
-import resource
 import select
 import shutil
 import signal
@@ -34,7 +33,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -131,16 +130,20 @@ def run_process(spec: ProcessSpec, cancel: threading.Event | None = None) -> Pro
         rlimit_bytes = spec.memory_max_mb << 20
 
     stdin_bytes = None if spec.stdin_text is None else spec.stdin_text.encode()
+    argv = _capped_argv(spec.argv, cgroup, rlimit_bytes)
     try:
+        if argv is not spec.argv:
+            # The shell would report a missing program as its own exit 127: say it as
+            # Popen does, before anything starts.
+            _check_executable(spec.argv[0], env, spec.cwd)
         proc = subprocess.Popen(
-            spec.argv,
+            argv,
             env=env,
             cwd=spec.cwd,
             stdin=subprocess.DEVNULL if stdin_bytes is None else subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
-            preexec_fn=_preexec(cgroup, rlimit_bytes),
         )
     except (OSError, subprocess.SubprocessError) as exc:
         if cgroup is not None:
@@ -175,6 +178,15 @@ def run_process(spec: ProcessSpec, cancel: threading.Event | None = None) -> Pro
             shutil.rmtree(tmpdir, ignore_errors=True)
 
     stderr = pipes.stderr.decode("utf-8", errors="replace")
+    if argv is not spec.argv and returncode == 126 and stderr.startswith(_CAP_FAILED):
+        return ProcessResult(
+            returncode=None,
+            stdout="",
+            stderr="",
+            duration_s=time.monotonic() - started,
+            memory_method=method,
+            start_error=f"{_CAP_FAILED} ({method}, {spec.memory_max_mb} MB)",
+        )
     ended_by = -returncode if returncode < 0 else None
     if cgroup is not None:
         oom = cgroup_oom
@@ -347,33 +359,58 @@ def _signal_group(pgid: int, sig: int) -> None:
         os.killpg(pgid, sig)
 
 
-def _preexec(cgroup: _AttemptCgroup | None, rlimit_bytes: int | None) -> Callable[[], None] | None:
-    """The hook run in the child between fork and exec; None when there is nothing to do,
-    which keeps subprocess's faster vfork path. It only makes system calls on values
-    prepared in the parent, so it is safe although the engine runs attempts in threads."""
+# The cap is applied by /bin/sh between fork and exec of the agent: it joins the cgroup
+# (writing its own pid, which the agent keeps across exec) or sets RLIMIT_DATA, then execs
+# the agent. A preexec_fn would do the same in Python, but subprocess then forks the whole
+# harness instead of using vfork: 25-40 ms per attempt for a harness of this size (all
+# inside Popen, measured by benchmarks/overhead.py), where the shell costs about 1 ms.
+# Everything the agent ever forks is inside the cgroup or under the limit, as before.
+_CAP_FAILED = "agent-benchmarks: could not put the attempt under its memory cap"
+_JOIN_CGROUP = (
+    f'{{ echo $$ >"$0"; }} 2>/dev/null || {{ echo "{_CAP_FAILED}" >&2; exit 126; }}; exec "$@"'
+)
+# RLIMIT_DATA, not RLIMIT_AS: V8-based programs (lightpanda, Chromium, node) reserve
+# gigabytes of address space they never touch. lightpanda dies at startup under RLIMIT_AS
+# even at 4096 MB ("Fatal process out of memory: Failed to reserve virtual memory"), and
+# needs RLIMIT_DATA above ~512 MB. dash's and bash's `ulimit -d` take KiB and set both the
+# soft and the hard limit.
+_LIMIT_DATA = f'ulimit -d "$0" 2>/dev/null || {{ echo "{_CAP_FAILED}" >&2; exit 126; }}; exec "$@"'
+
+
+def _capped_argv(
+    argv: list[str], cgroup: _AttemptCgroup | None, rlimit_bytes: int | None
+) -> list[str]:
+    """``argv`` run under the memory cap; ``argv`` itself when there is no cap."""
     if cgroup is not None:
-        procs = str(cgroup.path / "cgroup.procs")
-
-        def join_cgroup() -> None:
-            # Joined before exec, so everything the agent ever forks is inside the cgroup.
-            fd = os.open(procs, os.O_WRONLY)
-            try:
-                os.write(fd, b"0")  # "0" is the writing process itself
-            finally:
-                os.close(fd)
-
-        return join_cgroup
+        return ["/bin/sh", "-c", _JOIN_CGROUP, str(cgroup.path / "cgroup.procs"), *argv]
     if rlimit_bytes is not None:
+        return ["/bin/sh", "-c", _LIMIT_DATA, str(rlimit_bytes >> 10), *argv]
+    return argv
 
-        def limit_data() -> None:
-            # RLIMIT_DATA, not RLIMIT_AS: V8-based programs (lightpanda, Chromium, node)
-            # reserve gigabytes of address space they never touch. lightpanda dies at
-            # startup under RLIMIT_AS even at 4096 MB ("Fatal process out of memory: Failed
-            # to reserve virtual memory"), and needs RLIMIT_DATA above ~512 MB.
-            resource.setrlimit(resource.RLIMIT_DATA, (rlimit_bytes, rlimit_bytes))
 
-        return limit_data
-    return None
+def _check_executable(program: str, env: dict[str, str], cwd: Path) -> None:
+    """Raise the OSError Popen would raise for ``program`` (not found, not executable, not
+    a program), looking it up as exec does: relative to ``cwd`` when it names a folder,
+    else on the child's PATH."""
+    if os.path.dirname(program):
+        candidates = [Path(cwd, program)]
+    else:
+        candidates = [Path(cwd, folder, program) for folder in os.get_exec_path(env)]
+    found_one = False
+    for path in candidates:
+        if not path.is_file():
+            continue
+        found_one = True
+        if not os.access(path, os.X_OK):
+            continue
+        with open(path, "rb") as fh:
+            magic = fh.read(4)
+        if magic != b"\x7fELF" and not magic.startswith(b"#!"):
+            # The shell would run it as a shell script; exec refuses it.
+            raise OSError(errno.ENOEXEC, os.strerror(errno.ENOEXEC), program)
+        return
+    code = errno.EACCES if found_one else errno.ENOENT
+    raise OSError(code, os.strerror(code), program)
 
 
 def _describe_spawn_error(exc: OSError | subprocess.SubprocessError) -> str:
@@ -505,10 +542,13 @@ def _cgroup_works(method: str, parent: Path) -> bool:
         return False
     try:
         check = subprocess.run(
-            [sys.executable, "-S", "-c", "print(open('/proc/self/cgroup').read())"],
+            _capped_argv(
+                [sys.executable, "-S", "-c", "print(open('/proc/self/cgroup').read())"],
+                cgroup,
+                None,
+            ),
             capture_output=True,
             text=True,
-            preexec_fn=_preexec(cgroup, None),
             timeout=30,
         )
         return cgroup.path.name in check.stdout
