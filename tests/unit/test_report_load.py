@@ -3,17 +3,23 @@ never writes), its outputs, and one clear line with exit 2 for every kind of bad
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from agent_benchmarks.__main__ import main
 from agent_benchmarks.errors import InputError
-from agent_benchmarks.report.load import load_run
-from agent_benchmarks.report.markdown import BEGIN_MARKER, END_MARKER
+from agent_benchmarks.records import ToolCall
+from agent_benchmarks.report.compare import compare_runs
+from agent_benchmarks.report.html import render_html
+from agent_benchmarks.report.load import load_run, load_runs
+from agent_benchmarks.report.markdown import BEGIN_MARKER, END_MARKER, render_markdown
 from agent_benchmarks.report.schema import ComparisonReport
 from tests.support import run_cli
 from tests.unit.report_builders import Attempt, make_run, uniform
@@ -199,3 +205,94 @@ def test_json_output_round_trips(cli, tmp_path: Path) -> None:
     row = data["groups"][0]["rows"][0]
     assert row["pass_at_k"] == {"1": 0.5, "2": 1.0}
     assert ComparisonReport.model_validate(data).groups[0].rows[0].pass_at_k == {1: 0.5, 2: 1.0}
+
+
+BIG_OUTPUT_MARK = "tool output that no report reads"
+
+
+def big_trace(task: int, with_outputs: bool) -> list[ToolCall]:
+    """200 calls of several tools, some failing, some without a latency, one visiting a
+    mirror (a leak hit), each with an 8,000-character output when ``with_outputs``."""
+    calls = []
+    for i in range(200):
+        name = ("goto", "mcp__browser__markdown", "click")[i % 3]
+        calls.append(
+            ToolCall(
+                name=name,
+                args={"url": f"https://example.com/{task}/{i}"} if name == "goto" else {"i": i},
+                latency_ms=None if i % 7 == 0 else float((i * 37 + task) % 500),
+                page_url=f"https://example.com/{task}/{i}",
+                http_status=200,
+                error="timed out" if i % 11 == 0 else None,
+                output=(BIG_OUTPUT_MARK + "x" * 8_000)[:8_000] if with_outputs else None,
+            )
+        )
+    calls[5] = calls[5].model_copy(update={"page_url": "https://huggingface.co/datasets/a/b"})
+    return calls
+
+
+def strings_in(obj: Any, seen: set[int] | None = None) -> list[str]:
+    """Every string an object holds, through models, dataclasses and containers."""
+    seen = set() if seen is None else seen
+    if isinstance(obj, str):
+        return [obj]
+    if id(obj) in seen or obj is None or isinstance(obj, int | float | Path):
+        return []
+    seen.add(id(obj))
+    if isinstance(obj, BaseModel):
+        children = [getattr(obj, name) for name in type(obj).model_fields]
+    elif dataclasses.is_dataclass(obj):
+        children = [getattr(obj, f.name) for f in dataclasses.fields(obj)]
+    elif isinstance(obj, dict):
+        children = [*obj.keys(), *obj.values()]
+    elif isinstance(obj, list | tuple | set):
+        children = list(obj)
+    else:
+        return []
+    return [text for child in children for text in strings_in(child, seen)]
+
+
+def test_compare_of_rows_with_big_traces_keeps_no_tool_output(tmp_path: Path) -> None:
+    """A run whose rows carry real-size traces reports exactly as the same run without
+    tool outputs (JSON, Markdown, HTML), and the loaded run holds none of them."""
+
+    def outcomes(with_outputs: bool) -> dict[str, list[Attempt]]:
+        result = {}
+        for task in range(4):
+            ok = Attempt(correct=task != 2, trace=big_trace(task, with_outputs))
+            # task-01 was retried after a timeout: its first row counts for tokens and calls.
+            retried = Attempt(status="timeout", trace=big_trace(10, with_outputs))
+            result[f"task-{task:02d}"] = [ok] if task != 1 else [retried]
+        return result
+
+    reports = {}
+    loaded = {}
+    for name, with_outputs in (("with", True), ("without", False)):
+        run = make_run(tmp_path / name, "run", outcomes(with_outputs))
+        with open(run / "predictions.jsonl", "a") as fh:  # task-01's retry, after its timeout
+            row = json.loads((run / "predictions.jsonl").read_text().splitlines()[1])
+            row.update(status="ok", prediction="42", duration_s=3.5)
+            fh.write(json.dumps(row) + "\n")
+        (run_loaded,) = load_runs([run])
+        loaded[name] = run_loaded
+        report = compare_runs([run_loaded], resamples=100)
+        record = json.loads(report.model_dump_json())
+        record.pop("generated_at")
+        texts = (
+            json.dumps(record, indent=1),
+            render_markdown(report).replace(report.generated_at, ""),
+            render_html(report, [run_loaded]).replace(report.generated_at, ""),
+        )
+        reports[name] = [text.replace(str(tmp_path / name), "RUNS") for text in texts]
+
+    assert (tmp_path / "with/run/predictions.jsonl").stat().st_size > 5 * 200 * 8_000
+    for with_outputs, without in zip(reports["with"], reports["without"], strict=True):
+        assert with_outputs == without
+    json_record, _, html_text = reports["with"]
+    assert '"n_calls": 1000' in json_record  # every row's calls, the retried one's too
+    assert "huggingface.co/datasets/a/b" in json_record  # the leak audit saw the calls
+    assert html_text.count("timed out") > 4 * 200 // 11  # the traces are shown call by call
+    run = loaded["with"]
+    assert len(run.rows) == 5 and len(run.final) == 4
+    held = strings_in(run)
+    assert held and not [text for text in held if BIG_OUTPUT_MARK in text or len(text) > 1_000]

@@ -35,7 +35,6 @@ from itertools import combinations
 from agent_benchmarks import __version__
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.provenance import utc_now
-from agent_benchmarks.records import PredictionRow
 from agent_benchmarks.report import stats
 from agent_benchmarks.report.eligibility import (
     HEADLINE_RULE,
@@ -45,6 +44,7 @@ from agent_benchmarks.report.eligibility import (
 )
 from agent_benchmarks.report.leaks import audit_run
 from agent_benchmarks.report.load import LoadedRun
+from agent_benchmarks.report.rows import RowSummary
 from agent_benchmarks.report.schema import (
     Breakdown,
     ComparisonReport,
@@ -171,11 +171,11 @@ def composite_scores(
 # --- one row ------------------------------------------------------------------------------------
 
 
-def _is_usage_missing(row: PredictionRow) -> bool:
+def _is_usage_missing(row: RowSummary) -> bool:
     return row.usage.turns == 0 and row.usage.total_tokens == 0
 
 
-def token_summary(rows: Iterable[PredictionRow], successes: int) -> TokenSummary:
+def token_summary(rows: Iterable[RowSummary], successes: int) -> TokenSummary:
     rows = list(rows)
     counted = [r for r in rows if not _is_usage_missing(r)]
     exact_rows = [r for r in counted if not r.usage.estimated]
@@ -208,12 +208,12 @@ def token_summary(rows: Iterable[PredictionRow], successes: int) -> TokenSummary
     )
 
 
-def cost_summary(rows: Sequence[PredictionRow], successes: int, attempts: int) -> CostSummary:
+def cost_summary(rows: Sequence[RowSummary], successes: int, attempts: int) -> CostSummary:
     known = [r.usage.cost_usd for r in rows if r.usage.cost_usd is not None]
     without = sum(1 for r in rows if r.usage.total_tokens > 0 and r.usage.cost_usd is None)
     total = sum(known) if known else None
-    logs = [r.details["search"] for r in rows if isinstance(r.details.get("search"), dict)]
-    credits = sum(int(log.get("credits") or 0) for log in logs) if logs else None
+    logged = [r.search_credits for r in rows if r.search_credits is not None]
+    credits = sum(logged) if logged else None
     return CostSummary(
         total_usd=total,
         per_success_usd=total / successes if total is not None and successes else None,
@@ -228,23 +228,16 @@ def cost_summary(rows: Sequence[PredictionRow], successes: int, attempts: int) -
     )
 
 
-def _tool_name(name: str) -> str:
-    """``mcp__browser__goto`` -> ``goto``: the same tool lines up across stacks."""
-    return name.split("__", 2)[2] if name.startswith("mcp__") and name.count("__") >= 2 else name
-
-
-def diagnostics(key: str, rows: Sequence[PredictionRow]) -> StackDiagnostics:
+def diagnostics(key: str, rows: Sequence[RowSummary]) -> StackDiagnostics:
     by_tool: dict[str, list[float]] = defaultdict(list)
     counts: Counter[str] = Counter()
     errors: Counter[str] = Counter()
     for row in rows:
-        for call in row.trace:
-            name = _tool_name(call.name)
-            counts[name] += 1
-            if call.error:
-                errors[name] += 1
-            if call.latency_ms is not None:
-                by_tool[name].append(call.latency_ms)
+        for name, tally in row.tools.items():
+            counts[name] += tally.n_calls
+            errors[name] += tally.n_errors
+            if tally.latencies_ms:
+                by_tool[name].extend(tally.latencies_ms)
     tools = []
     for name, n in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
         latencies = by_tool.get(name, [])
@@ -282,13 +275,12 @@ def _per_task(run: LoadedRun) -> dict[str, tuple[int, int]]:
 
 
 def _contaminated(run: LoadedRun) -> int:
-    return sum(1 for r in run.final if r.details.get("contaminated"))
+    return sum(1 for r in run.final if r.contaminated)
 
 
 def _refused(run: LoadedRun) -> list[int]:
     """Per final row with any, its count of refused calls (the MCP audit's)."""
-    counts = (r.details.get("n_refused_calls") for r in run.final)
-    return [n for n in counts if isinstance(n, int) and n > 0]
+    return [r.n_refused_calls for r in run.final if r.n_refused_calls]
 
 
 def _candidate(key: str, run: LoadedRun, leak: LeakAudit) -> Candidate:
@@ -351,7 +343,7 @@ def build_row(
         duration_median_s=stats.median(durations),
         duration_p90_s=stats.quantile(durations, 0.9),
         durations_s=durations,
-        tool_calls_median=stats.median([len(r.trace) for r in run.final]),
+        tool_calls_median=stats.median([r.n_calls for r in run.final]),
         n_timeouts=sum(1 for e in entries if e.status == "timeout"),
         errors_by_class=dict(sorted(errors.items())),
         n_contaminated=candidate.n_contaminated,

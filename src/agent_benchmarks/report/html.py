@@ -486,6 +486,13 @@ def _attempt(entry: TaskScore, row: PredictionRow | None) -> str:
     return f"<li>{head}{body}{trace}</li>"
 
 
+def _final_row(run: LoadedRun, entry: TaskScore) -> PredictionRow | None:
+    """The attempt's final row, whole: its trace is shown call by call, more than a loaded
+    run keeps, so it is read again from the run's predictions (one row at a time)."""
+    summary = run.final_by_key.get((entry.id, entry.attempt))
+    return run.read_row(summary) if summary is not None else None
+
+
 def _traces(group: SuiteComparison, runs: dict[str, LoadedRun]) -> str:
     out = []
     for task in group.tasks:
@@ -500,7 +507,7 @@ def _traces(group: SuiteComparison, runs: dict[str, LoadedRun]) -> str:
             )
             if not entries:
                 continue
-            items = "".join(_attempt(x, run.final_by_key.get((x.id, x.attempt))) for x in entries)
+            items = "".join(_attempt(x, _final_row(run, x)) for x in entries)
             blocks.append(f"<h4>#{i} {e(row.key)}</h4><ul>{items}</ul>")
         summary = f'<b>{e(task.task_id)}</b> <span class="muted">{e(" · ".join(marks))}</span>'
         out.append(f'<details class="task"><summary>{summary}</summary>{"".join(blocks)}</details>')

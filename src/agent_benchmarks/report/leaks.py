@@ -25,12 +25,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from fnmatch import fnmatchcase
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_benchmarks.records import PredictionRow
-from agent_benchmarks.report.load import LoadedRun
 from agent_benchmarks.report.schema import LeakAudit, LeakHit
 from agent_benchmarks.suite import SUITE_NAMES, get_suite
+
+if TYPE_CHECKING:  # load reads rows through rows.summarise_row, which calls row_hits
+    from agent_benchmarks.report.load import LoadedRun
 
 LOCAL_CACHE_PATTERNS = (
     "*/.cache/huggingface/*",
@@ -109,16 +111,17 @@ def _hit(
 
 
 def audit_run(run: LoadedRun) -> LeakAudit:
-    """Audit every row (retried ones too: a leak in a retried attempt is still a leak)."""
+    """Audit every row (retried ones too: a leak in a retried attempt is still a leak).
+    Each row's hits were found as it was read (:func:`row_hits`, ``RowSummary.leak_hits``)."""
     mirrors = mirror_patterns(run.suite)
-    hits = [hit for row in run.rows for hit in row_hits(row, mirrors)]
+    hits = [hit for row in run.rows for hit in row.leak_hits]
     flagged = {(h.task_id, h.attempt) for h in hits}
     ids = {r.id for r in run.rows}
     audit = LeakAudit(
         run_dir=str(run.run_dir),
         suite=run.suite,
         n_rows=len(run.rows),
-        n_calls=sum(len(r.trace) for r in run.rows),
+        n_calls=sum(r.n_calls for r in run.rows),
         patterns=[*mirrors, *LOCAL_CACHE_PATTERNS],
         task_ids_not_checked=sum(1 for i in ids if not distinctive(i)),
         hits=hits,

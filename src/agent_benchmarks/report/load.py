@@ -24,7 +24,6 @@ has no such suite).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from functools import cached_property
 from pathlib import Path
@@ -36,11 +35,11 @@ from rich.console import Console
 from agent_benchmarks import upstream
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.records import Manifest, PredictionRow, Scores, TaskScore
+from agent_benchmarks.report.rows import RowSummary, summarise_row
 from agent_benchmarks.report.schema import ScoreView
 from agent_benchmarks.scoring.scorecard import (
     Grader,
     build_scores,
-    failed_with_answer,
     final_rows,
     grade_file,
     import_provenance,
@@ -48,7 +47,7 @@ from agent_benchmarks.scoring.scorecard import (
     read_manifest,
 )
 from agent_benchmarks.scoring.upstream_match import has_upstream_view
-from agent_benchmarks.storage import current_task_id, read_predictions
+from agent_benchmarks.storage import PredictionsStream, current_task_id
 
 RUN_FILES = ("predictions.jsonl", "manifest.json", "scores.json", upstream.IMPORTED_SCORES_NAME)
 
@@ -72,15 +71,19 @@ def _deterministic_grader(suite: str) -> Grader | None:
 
 
 class LoadedRun(BaseModel):
-    """One run folder: its manifest, every row, the final row per attempt, and the grades."""
+    """One run folder: its manifest, every row, the final row per attempt, and the grades.
+
+    Rows are kept as reports read them (:class:`~agent_benchmarks.report.rows.RowSummary`),
+    not whole: memory follows the number of rows, not the size of their traces.
+    """
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
     run_dir: Path
     suite: str
     manifest: Manifest | None
-    rows: list[PredictionRow]  # every row, retried ones included: their tokens were spent
-    final: list[PredictionRow]  # the last row of each (task, attempt)
+    rows: list[RowSummary]  # every row, retried ones included: their tokens were spent
+    final: list[RowSummary]  # the last row of each (task, attempt)
     scores: Scores | None  # None only when loaded with grade=False and not graded
     graded_on_the_fly: bool = False
     warnings: list[str] = []
@@ -90,8 +93,22 @@ class LoadedRun(BaseModel):
     view: ScoreView = "official"  # whose grades ``entries`` holds (see in_view)
 
     @cached_property
-    def final_by_key(self) -> dict[tuple[str, int], PredictionRow]:
+    def final_by_key(self) -> dict[tuple[str, int], RowSummary]:
         return {(r.id, r.attempt): r for r in self.final}
+
+    def read_row(self, row: RowSummary) -> PredictionRow:
+        """The whole row (tool outputs left out) ``row`` summarises, read again from its place
+        in predictions.jsonl: for the reports that show every call of an attempt."""
+        predictions = self.run_dir / "predictions.jsonl"
+        suite: Any = self.suite
+        stream = PredictionsStream(predictions, suite, tool_outputs=False)
+        whole = stream.row_at(row.offset, row.line_number)
+        if (whole.id, whole.attempt) != (row.id, row.attempt):
+            raise InputError(
+                f"{predictions}:{row.line_number}: changed while it was being reported on "
+                f"(task {row.id!r} attempt {row.attempt} is no longer there)"
+            )
+        return whole
 
     @property
     def entries(self) -> list[TaskScore]:
@@ -168,25 +185,29 @@ def load_run(
     if not predictions.is_file():
         raise InputError(f"{run_dir}: no predictions.jsonl in it: not a run folder")
     upstream_manifest = upstream.read_upstream_manifest(run_dir)
-    loaded = read_predictions(predictions, suite=_suite_hint(run_dir, upstream_manifest))
-    warnings = loaded.warnings()
-    if not loaded.rows:
+    # One pass, one row at a time; tool outputs are dropped as read (no report reads them).
+    stream = PredictionsStream(
+        predictions, suite=_suite_hint(run_dir, upstream_manifest), tool_outputs=False
+    )
+    rows = [summarise_row(read) for read in stream.reads()]
+    warnings = stream.warnings()
+    if not rows:
         raise InputError(f"{predictions}: no prediction rows")
-    suites = sorted({r.suite for r in loaded.rows})
+    suites = sorted({r.suite for r in rows})
     if len(suites) > 1:
         raise InputError(f"{predictions}: rows of several suites ({', '.join(suites)})")
     suite = suites[0]
     manifest = read_manifest(run_dir)
-    provenance = import_provenance(loaded, run_dir)
+    provenance = import_provenance(stream, run_dir)
     if provenance is not None:
-        warnings.append(import_warning(loaded))
+        warnings.append(import_warning(stream))
     elif manifest is None:
         warnings.append(f"{run_dir}: no manifest.json: provenance and mode unknown")
     elif manifest.suite != suite:
         raise InputError(
             f"{run_dir / 'manifest.json'}: a {manifest.suite} run, but its rows are {suite} rows"
         )
-    final = final_rows(loaded.rows, predictions).rows
+    final = final_rows(rows, predictions).rows  # reads id, attempt and status only
 
     console = console or Console(stderr=True, soft_wrap=True)
     scores_path = upstream.scores_path(run_dir)
@@ -196,13 +217,10 @@ def load_run(
     regrade_hint = f"{suite}-grade {run_dir}"
     if scores_path.exists():
         scores = _read_scores(scores_path)
-        current = hashlib.sha256(predictions.read_bytes()).hexdigest()
         stale = None
-        if scores.predictions_sha256 != current:
+        if scores.predictions_sha256 != stream.sha256:
             stale = "the predictions changed since it was graded"
-        elif scores.failed_with_answer is None and any(
-            failed_with_answer(r.status, r.prediction) for r in final
-        ):
+        elif scores.failed_with_answer is None and any(r.failed_with_answer for r in final):
             # Graded before such attempts were graded on their answer: its numbers are not
             # today's, and must not stand beside today's.
             stale = "graded before attempts that failed after printing an answer were graded"
@@ -214,7 +232,7 @@ def load_run(
             scores = None
             if grader is not None:
                 scores = _grade_in_memory(
-                    predictions, loaded.rows, manifest, grader, warnings, provenance
+                    predictions, suite, manifest, grader, warnings, provenance
                 )
                 on_the_fly = True
     elif grader is not None:
@@ -241,19 +259,19 @@ def load_run(
             f"{scores_path}: graded before scores had an upstream view; graded again in "
             f"memory, the file is left as it is (refresh it: {regrade_hint})"
         )
-        scores = _grade_in_memory(predictions, loaded.rows, manifest, grader, warnings, provenance)
+        scores = _grade_in_memory(predictions, suite, manifest, grader, warnings, provenance)
         on_the_fly = True
     loaded_run = LoadedRun(
         run_dir=run_dir,
         suite=suite,
         manifest=manifest,
-        rows=loaded.rows,
+        rows=rows,
         final=final,
         scores=scores,
         graded_on_the_fly=on_the_fly,
         warnings=warnings,
-        imported_from=upstream.UPSTREAM if loaded.imported else None,
-        upstream_manifest=upstream_manifest if loaded.imported else None,
+        imported_from=upstream.UPSTREAM if stream.imported else None,
+        upstream_manifest=upstream_manifest if stream.imported else None,
     )
     return in_view(loaded_run, view)
 
@@ -280,16 +298,19 @@ def in_view(run: LoadedRun, view: ScoreView) -> LoadedRun:
 
 def _grade_in_memory(
     predictions: Path,
-    rows: list[PredictionRow],
+    suite: Any,
     manifest: Manifest | None,
     grader: Grader,
     warnings: list[str],
     provenance: dict[str, Any] | None = None,
 ) -> Scores:
+    """Grade the predictions without writing scores.json. The file is read again, rows whole
+    this time (a grader may read tool outputs), one row at a time."""
+    stream = PredictionsStream(predictions, suite)
     # build_scores appends its own warnings; keep them apart from the loader's.
     grading_warnings: list[str] = []
     scores = build_scores(
-        predictions, rows, manifest, grader, grading_warnings, provenance=provenance
+        predictions, stream, manifest, grader, grading_warnings, provenance=provenance
     )
     warnings.extend(grading_warnings)
     return scores

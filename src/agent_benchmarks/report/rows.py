@@ -1,0 +1,105 @@
+"""What reports keep of a prediction row: :func:`summarise_row` is the one place a row
+becomes its :class:`RowSummary`, and every report reads the summary.
+
+A real row can carry hundreds of tool calls with their outputs (megabytes); a report shows
+a handful of figures per row, per tool counts and latencies, and the leak audit's hits. So
+a run is read one row at a time and only this is kept, whatever the size of its
+predictions file. The HTML report's per-attempt traces show every call: they read the row
+again from its place in the file (``LoadedRun.read_row``), one row at a time.
+"""
+
+from __future__ import annotations
+
+from array import array
+from dataclasses import dataclass, field
+
+from agent_benchmarks.records import Status, Usage
+from agent_benchmarks.report.leaks import mirror_patterns, row_hits
+from agent_benchmarks.report.schema import LeakHit
+from agent_benchmarks.scoring.scorecard import failed_with_answer
+from agent_benchmarks.storage import RowRead
+
+
+def _tool_name(name: str) -> str:
+    """``mcp__browser__goto`` -> ``goto``: the same tool lines up across stacks."""
+    return name.split("__", 2)[2] if name.startswith("mcp__") and name.count("__") >= 2 else name
+
+
+@dataclass(slots=True)
+class ToolTally:
+    """One tool's calls in one row: how many, how many failed, their latencies in order."""
+
+    n_calls: int = 0
+    n_errors: int = 0
+    latencies_ms: array = field(default_factory=lambda: array("d"))  # of float ("d")
+
+
+@dataclass(slots=True)
+class RowSummary:
+    """One prediction row as reports read it (see the module)."""
+
+    id: str
+    attempt: int
+    suite: str
+    backend: str
+    status: Status
+    duration_s: float
+    usage: Usage
+    # The breakdown fields (compare.BREAKDOWN_FIELDS), read by name.
+    level: int | None
+    difficulty: str | None
+    web_name: str | None
+    category: str | None
+    # A timeout or error that printed an answer first (scorecard.failed_with_answer).
+    failed_with_answer: bool
+    # From details: the MCP audit's verdict and refused calls, the search log's credits
+    # (None when the row has no search log).
+    contaminated: bool
+    n_refused_calls: int
+    search_credits: int | None
+    n_calls: int
+    tools: dict[str, ToolTally]  # by _tool_name
+    leak_hits: list[LeakHit]  # the leak audit of this row's calls (leaks.row_hits)
+    # Where the row's line starts in predictions.jsonl, to read it again (the HTML traces).
+    offset: int
+    line_number: int
+
+
+def summarise_row(read: RowRead) -> RowSummary:
+    row = read.row
+    tools: dict[str, ToolTally] = {}
+    for call in row.trace:
+        name = _tool_name(call.name)
+        tally = tools.get(name)
+        if tally is None:
+            tally = tools[name] = ToolTally()
+        tally.n_calls += 1
+        if call.error:
+            tally.n_errors += 1
+        if call.latency_ms is not None:
+            tally.latencies_ms.append(call.latency_ms)
+    refused = row.details.get("n_refused_calls")
+    search = row.details.get("search")
+    return RowSummary(
+        id=row.id,
+        attempt=row.attempt,
+        suite=row.suite,
+        backend=row.backend,
+        status=row.status,
+        duration_s=row.duration_s,
+        usage=row.usage,
+        level=row.level,
+        difficulty=row.difficulty,
+        web_name=row.web_name,
+        category=row.category,
+        failed_with_answer=failed_with_answer(row.status, row.prediction),
+        contaminated=bool(row.details.get("contaminated")),
+        # Only a positive count means calls were refused; anything else is none.
+        n_refused_calls=refused if isinstance(refused, int) and refused > 0 else 0,
+        search_credits=int(search.get("credits") or 0) if isinstance(search, dict) else None,
+        n_calls=len(row.trace),
+        tools=tools,
+        leak_hits=row_hits(row, mirror_patterns(row.suite)),
+        offset=read.offset,
+        line_number=read.line_number,
+    )
