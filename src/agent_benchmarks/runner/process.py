@@ -452,15 +452,25 @@ def _marked_pids(marker: str, tmpdir: str | None) -> list[int]:
     utility processes with a cleared environment but with ``--user-data-dir`` in their
     arguments (a profile in TMPDIR); left alone they outlive the browser for a moment and
     write into the profile after the folder was removed."""
-    # Cheap enough to run after every attempt: /proc/PID/environ and cmdline per process.
+    # Run after every attempt over every process of the machine, so /proc is read raw: a
+    # third of the time psutil takes to parse each environment into a dict. Kernel threads
+    # and zombies have an empty environment; processes we may not read are not ours.
+    variable = f"{MARKER_ENV}={marker}\0".encode()
+    folder = tmpdir.encode() if tmpdir is not None else None
     pids = []
-    for proc in psutil.process_iter():
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
         try:
-            if proc.environ().get(MARKER_ENV) == marker or (
-                tmpdir is not None and any(tmpdir in arg for arg in proc.cmdline())
-            ):
-                pids.append(proc.pid)
-        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            with open(f"/proc/{name}/environ", "rb", buffering=0) as fh:
+                environ = fh.read()
+            if environ.startswith(variable) or b"\0" + variable in environ:
+                pids.append(int(name))
+            elif folder is not None:
+                with open(f"/proc/{name}/cmdline", "rb", buffering=0) as fh:
+                    if folder in fh.read():  # the arguments, NUL-separated
+                        pids.append(int(name))
+        except OSError:  # gone meanwhile, or not ours to read
             continue
     return pids
 
