@@ -17,23 +17,20 @@ import xml.etree.ElementTree as ET
 import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import docx
-import docx.opc.exceptions
-import openpyxl
-import pptx
-import pptx.exc
-from docx.table import Table as DocxTable
-from openpyxl.cell.cell import Cell
-from openpyxl.styles.colors import COLOR_INDEX, Color
-from openpyxl.utils.exceptions import InvalidFileException
-from openpyxl.workbook.workbook import Workbook
-from pptx.shapes.group import GroupShape
 from pydantic import BaseModel, ConfigDict
 
 from agent_benchmarks.datasets import sha256_file
 from agent_benchmarks.errors import InputError
+
+# The office readers (python-docx, openpyxl with numpy, python-pptx) take about 40 MB and a
+# second to import: each is imported by the extractor that reads its format, so a run whose
+# tasks bring no such file never loads them.
+if TYPE_CHECKING:
+    from openpyxl.cell.cell import Cell
+    from openpyxl.styles.colors import Color
+    from openpyxl.workbook.workbook import Workbook
 
 # What `lightpanda agent --attach` accepts, by extension (any case), measured against
 # lightpanda 1.0.2. Anything else makes the agent exit, so it is never passed through as is.
@@ -49,18 +46,27 @@ BINARY_LIMIT_BYTES = 20 * 1024 * 1024
 # Ends a truncated extraction, so the model knows the text it reads is not the whole file.
 _TRUNCATION_MARKER = "\n[... truncated: the extracted text exceeded 512 KiB]\n"
 
-# What the office readers raise on a file that is not what its extension says, a broken zip or
-# malformed XML (lxml's and the standard library's XML errors both derive from SyntaxError).
-_UNREADABLE_FILE_ERRORS = (
-    zipfile.BadZipFile,
-    KeyError,
-    SyntaxError,
-    OSError,
-    ValueError,
-    docx.opc.exceptions.PackageNotFoundError,
-    pptx.exc.PackageNotFoundError,
-    InvalidFileException,
-)
+
+def _unreadable_file_errors() -> tuple[type[Exception], ...]:
+    """What the office readers raise on a file that is not what its extension says, a broken
+    zip or malformed XML (lxml's and the standard library's XML errors both derive from
+    SyntaxError). Asked only once an extractor has failed, so that a run whose attachments
+    all read imports no reader it did not need."""
+    from docx.opc.exceptions import PackageNotFoundError as NotADocx
+    from openpyxl.utils.exceptions import InvalidFileException
+    from pptx.exc import PackageNotFoundError as NotAPptx
+
+    return (
+        zipfile.BadZipFile,
+        KeyError,
+        SyntaxError,
+        OSError,
+        ValueError,
+        NotADocx,
+        NotAPptx,
+        InvalidFileException,
+    )
+
 
 Action = Literal["attached", "extracted", "skipped"]
 
@@ -102,7 +108,9 @@ def prepare_attachment(path: Path, workdir: Path) -> AttachmentPlan:
     if extractor is not None:
         try:
             text = extractor(path)
-        except _UNREADABLE_FILE_ERRORS as exc:
+        except Exception as exc:
+            if not isinstance(exc, _unreadable_file_errors()):
+                raise
             detail = " ".join(str(exc).split())[:200]
             return plan(
                 "skipped", note=f"could not read the .{ext} file: {type(exc).__name__}: {detail}"
@@ -175,6 +183,9 @@ def _row_line(cells: list[str]) -> str:
 
 def _docx_text(path: Path) -> str:
     """Paragraphs and tables in document order; a table row per line, cells tab-separated."""
+    import docx
+    from docx.table import Table as DocxTable
+
     lines: list[str] = []
     for block in docx.Document(str(path)).iter_inner_content():
         if isinstance(block, DocxTable):
@@ -209,6 +220,8 @@ def _xlsx_text(path: Path) -> str:
     value (a workbook written by a program, never opened in Excel) is shown as its formula.
     Fills are listed because some GAIA questions are about the colour of cells.
     """
+    import openpyxl
+
     values = openpyxl.load_workbook(path, data_only=True)
     formulas = openpyxl.load_workbook(path, data_only=False)
     theme = _theme_colours(values)
@@ -262,6 +275,8 @@ def _fill_description(cell: Cell, theme: dict[int, str]) -> str | None:
 
 
 def _colour_text(colour: Color, theme: dict[int, str]) -> str:
+    from openpyxl.styles.colors import COLOR_INDEX
+
     if colour.type == "rgb":
         return str(colour.rgb)
     if colour.type == "indexed" and 0 <= colour.indexed < len(COLOR_INDEX):
@@ -300,6 +315,8 @@ def _theme_colours(workbook: Workbook) -> dict[int, str]:
 
 def _pptx_text(path: Path) -> str:
     """Per slide: the text of every shape (tables and groups included), then the notes."""
+    import pptx
+
     parts: list[str] = []
     for number, slide in enumerate(pptx.Presentation(str(path)).slides, start=1):
         parts.append(f"## Slide {number}")
@@ -315,6 +332,8 @@ def _pptx_text(path: Path) -> str:
 
 
 def _shape_lines(shape: Any) -> Iterator[str]:
+    from pptx.shapes.group import GroupShape
+
     if isinstance(shape, GroupShape):
         for member in shape.shapes:
             yield from _shape_lines(member)
