@@ -43,7 +43,11 @@ class SuiteFields(_Record):
     category: str | None = None  # WebBench (READ), localweb group
 
     def suite_fields(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in SuiteFields.model_fields}
+        values = self.__dict__  # read directly: this runs once per row graded
+        return {name: values[name] for name in SUITE_FIELD_NAMES}
+
+
+SUITE_FIELD_NAMES: tuple[str, ...] = tuple(SuiteFields.model_fields)
 
 
 class TaskInput(SuiteFields):

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -126,9 +126,11 @@ class PredictionsStream:
 
     def row_at(self, offset: int, line_number: int) -> PredictionRow:
         """The row whose line starts at ``offset`` (from :meth:`reads`), read again."""
+        n_imported = self.n_imported  # counted when the row was first read
         with open(self.path, "rb") as fh:
             fh.seek(offset)
             row = self._parse(fh.readline(), line_number, last_unterminated=False)
+        self.n_imported = n_imported
         if row is None:  # the file changed under us
             raise InputError(f"{self.path}:{line_number}: the row read before is gone")
         return row
@@ -208,8 +210,21 @@ class PredictionsFile:
     def imported(self) -> bool:
         return self.n_imported > 0
 
+    @property
+    def n_rows(self) -> int:
+        return len(self.rows)
+
     def warnings(self) -> list[str]:
         return _torn_warnings(self.path, self.torn)
+
+
+def file_sha256(path: Path) -> str:
+    """The sha256 of a file, read in blocks (a predictions file may be gigabytes)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def read_predictions(path: Path, suite: Suite | None = None) -> PredictionsFile:
@@ -286,12 +301,13 @@ class PredictionsWriter:
         self.close()
 
 
-def write_json_atomic(path: Path, text: str) -> None:
-    """Write a whole JSON document (manifest, scores) via a temp file and rename."""
+def write_json_atomic(path: Path, text: str | Iterable[str]) -> None:
+    """Write a whole JSON document (manifest, scores) via a temp file and rename; ``text``
+    may come in pieces, so a big document is never one string in memory."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
+        fh.writelines([text] if isinstance(text, str) else text)
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from agent_benchmarks.records import Scores
+from agent_benchmarks.scoring.scorecard import scores_json
 from tests.support import run_cli
 from tests.unit import golden_runs
 
@@ -45,3 +47,23 @@ def test_big_traces_change_no_score(tmp_path: Path) -> None:
     inflated = golden_runs.inflate(predictions, tmp_path / "big" / "predictions.jsonl", calls=40)
     assert inflated.stat().st_size > 100 * predictions.stat().st_size
     assert golden_runs.normalised(_grade("gaia-grade", inflated)) == _golden("gaia")
+
+
+def _scores(name: str) -> Scores:
+    recorded = _golden(name) | {"predictions_path": "p.jsonl", "predictions_sha256": "0" * 64}
+    return Scores.model_validate(recorded)
+
+
+@pytest.mark.parametrize("name", ["gaia", "assistantbench", "upstream-gaia"])
+def test_scores_json_is_written_in_pieces_as_pydantic_writes_it_whole(name: str) -> None:
+    whole = _scores(name)
+    view = whole.upstream_view
+    for scores in (
+        whole,
+        whole.model_copy(update={"per_task": []}),
+        whole.model_copy(update={"upstream_view": None}),
+        whole.model_copy(update={"upstream_view": {**view, "per_task": []}}),
+    ):
+        pieces = list(scores_json(scores, slice_size=7))
+        assert "".join(pieces) == scores.model_dump_json(indent=2) + "\n"
+    assert len(pieces) > len(whole.per_task) // 7  # never one string as big as the file

@@ -48,6 +48,7 @@ module gives score 0 and puts the reason in ``error``.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -57,7 +58,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 __all__ = ["AssistantBenchScore", "evaluate"]
 
@@ -150,6 +150,13 @@ def _parse_gold(lines: list[str]) -> tuple[Any, str]:
         return lines, "string list"
 
 
+@functools.lru_cache(maxsize=4096)
+def _parsed_gold(gold: str) -> tuple[Any, str]:
+    """The gold's value and evaluator, parsed once per distinct gold (a run grades every
+    task's gold once per attempt). The value is only ever read."""
+    return _parse_gold([line for line in gold.split("\n") if len(line.strip()) > 0])
+
+
 def _decode_prediction(prediction: Any) -> Any:
     """Official first step: ``json.loads`` the prediction, keeping it as-is on failure."""
     if isinstance(prediction, str | bytes | bytearray):
@@ -189,6 +196,11 @@ def _prepare_prediction(prediction: Any, gold: Any, gold_type: str) -> tuple[Any
 
 def _is_nan(value: Any) -> bool:
     """Official ``find_isnan``: ``np.isnan`` whose failures (and array ambiguity) mean False."""
+    kind = type(value)
+    if kind is float:
+        return value != value  # what np.isnan says of a float, without numpy's call cost
+    if kind is str or kind is int or kind is bool:
+        return False  # np.isnan refuses a str (TypeError) and says False of any int
     try:
         with np.errstate(all="ignore"):
             return bool(np.isnan(value))
@@ -222,6 +234,8 @@ def _log_distance(pred: float, gold: float) -> float:
     if gold == 0:
         gold = 1e-4
     ratio = pred / gold if pred > gold else gold / pred
+    if ratio > 0:  # the common case, which numpy never warns about
+        return max(0, 1 - np.log(ratio))
     with np.errstate(all="ignore"):  # log of a negative ratio is nan -> max() gives 0
         return max(0, 1 - np.log(ratio))
 
@@ -309,7 +323,17 @@ def _best_alignment(
     for gi, gold_item in enumerate(gold):
         for pi, pred_item in enumerate(predicted):
             scores[gi, pi] = pair_score(pred_item, gold_item)
-    rows, cols = linear_sum_assignment(-scores)
+    if min(scores.shape) == 1 and np.isfinite(scores).all():
+        # One item on a side: the assignment takes its best partner. Which of equal bests
+        # it takes moves a value within ``best``, which is only ever averaged. (NaN or an
+        # infinity goes to scipy, which refuses some of them as the official code does.)
+        rows, cols = np.unravel_index([int(np.argmax(scores))], scores.shape)
+    else:
+        # Imported here: scipy.optimize takes a second to import, and most answers are one
+        # item on a side.
+        from scipy.optimize import linear_sum_assignment
+
+        rows, cols = linear_sum_assignment(-scores)
     best = np.zeros([max(len(gold), len(predicted))])
     for row, col in zip(rows, cols, strict=True):
         best[row] = max(best[row], scores[row, col])
@@ -428,8 +452,7 @@ def evaluate(prediction: str | None, gold: str) -> AssistantBenchScore:
     a value outside [0, 1]) the task scores 0 and ``error`` says why. ``answered`` mirrors the
     official ``has_ans`` (False for None, ``""``, ``[]``, ``{}``, NaN, ...).
     """
-    gold_lines = [line for line in gold.split("\n") if len(line.strip()) > 0]
-    gold_value, gold_type = _parse_gold(gold_lines)
+    gold_value, gold_type = _parsed_gold(gold)
 
     parsed = _decode_prediction(prediction)
     parsed, run_eval = _prepare_prediction(parsed, gold_value, gold_type)

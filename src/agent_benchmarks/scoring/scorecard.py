@@ -25,16 +25,17 @@ module does the rest the same way for all suites:
 
 from __future__ import annotations
 
-import hashlib
+import gc
 import json
 import statistics
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
+from pydantic_core import to_json
 from rich.console import Console
 from rich.table import Table
 
@@ -53,8 +54,9 @@ from agent_benchmarks.records import (
 from agent_benchmarks.scoring.upstream_match import UpstreamGrade, upstream_view
 from agent_benchmarks.storage import (
     PredictionsFile,
+    PredictionsStream,
     current_task_id,
-    read_predictions,
+    file_sha256,
     write_json_atomic,
 )
 
@@ -150,20 +152,6 @@ def read_manifest(run_dir: Path) -> Manifest | None:
 # --- aggregation ------------------------------------------------------------------------------
 
 
-def _sum_usage(usages: Iterable[Usage]) -> Usage:
-    usages = list(usages)
-    costs = [u.cost_usd for u in usages if u.cost_usd is not None]
-    return Usage(
-        input_tokens=sum(u.input_tokens for u in usages),
-        cache_read_tokens=sum(u.cache_read_tokens for u in usages),
-        cache_write_tokens=sum(u.cache_write_tokens for u in usages),
-        output_tokens=sum(u.output_tokens for u in usages),
-        turns=sum(u.turns for u in usages),
-        cost_usd=round(sum(costs), 6) if costs else None,
-        estimated=any(u.estimated for u in usages),
-    )
-
-
 def _mean_usage(total: Usage, n: int) -> Usage:
     if n == 0:
         return Usage()
@@ -226,85 +214,229 @@ def _contamination(entries: list[TaskScore], warnings: list[str]) -> dict[str, A
     }
 
 
-def import_provenance(loaded: PredictionsFile, run_dir: Path) -> dict[str, Any] | None:
+def import_provenance(
+    loaded: PredictionsFile | PredictionsStream, run_dir: Path
+) -> dict[str, Any] | None:
     """scores.json's provenance for a predictions file upstream's harness wrote, else None."""
     if not loaded.imported:
         return None
     return upstream.provenance(upstream.read_upstream_manifest(run_dir))
 
 
-def import_warning(loaded: PredictionsFile) -> str:
+def import_warning(loaded: PredictionsFile | PredictionsStream) -> str:
     return (
-        f"{loaded.n_imported} of {len(loaded.rows)} row(s) were written by upstream's harness "
+        f"{loaded.n_imported} of {loaded.n_rows} row(s) were written by upstream's harness "
         f"({upstream.UPSTREAM_REPO}) and converted on read; denominator: "
         f"{upstream.DENOMINATOR_NOTE}; see provenance.not_recorded for what they lack"
     )
 
 
+# Rows graded together: enough for a judge to keep its workers busy, and few enough bytes
+# (rows with upstream-size traces run to megabytes) that memory stays bounded.
+_BATCH_ROWS = 2000
+_BATCH_BYTES = 64 << 20
+
+
+@dataclass(slots=True)
+class _Final:
+    """The latest row of one (task, attempt) while the file is read, and then its entry."""
+
+    status: str
+    entry: TaskScore | None = None
+    upstream: UpstreamGrade | None = None
+    # A failure that printed an answer: graded once the whole file is read, if no retry
+    # came after it (a judge call is not spent on a row a resume replaced). The row itself
+    # for rows given in memory, else where to read it again.
+    deferred: PredictionRow | tuple[int, int] | None = None
+
+    @property
+    def settled(self) -> bool:
+        """Completed (ok or empty): a later row for this attempt is a duplicate."""
+        return self.status not in INFRA_STATUSES
+
+
+class _Scorecard:
+    """Reads rows once, in file order, keeping per (task, attempt) only its entry."""
+
+    def __init__(self, path: Path, grader: Grader):
+        self.path = path
+        self.grader = grader
+        self.finals: dict[tuple[str, int], _Final] = {}
+        self.superseded = 0
+        self.n_rows = 0
+        self.n_estimated = 0
+        self.tokens = [0, 0, 0, 0, 0]  # input, cache read, cache write, output, turns
+        self.costs: list[float] = []
+        self.batch: list[tuple[_Final, PredictionRow]] = []
+        self.batch_bytes = 0
+        self.n_graded = 0
+        self.n_graded_failed = 0
+
+    def add(self, row: PredictionRow, size: int = 0, where: tuple[int, int] | None = None):
+        self.n_rows += 1
+        if row.suite != self.grader.suite:
+            raise InputError(
+                f"{self.path}: row {self.n_rows} (task {row.id!r}) is a {row.suite} row; "
+                f"this is the {self.grader.suite} grader"
+            )
+        if self.grader.needs_gold and row.gold is None:
+            raise InputError(
+                f"{self.path}: row {self.n_rows} (task {row.id!r}) has no gold answer; "
+                f"{self.grader.suite} is graded against gold (was it run on a test split?)"
+            )
+        usage = row.usage
+        tokens = self.tokens
+        tokens[0] += usage.input_tokens
+        tokens[1] += usage.cache_read_tokens
+        tokens[2] += usage.cache_write_tokens
+        tokens[3] += usage.output_tokens
+        tokens[4] += usage.turns
+        if usage.cost_usd is not None:
+            self.costs.append(usage.cost_usd)
+        self.n_estimated += usage.estimated
+        key = (row.id, row.attempt)
+        earlier = self.finals.get(key)
+        if earlier is not None:
+            if earlier.settled:
+                raise InputError(
+                    f"{self.path}: duplicate rows for task {row.id!r} attempt {row.attempt}: "
+                    f"a row with status {earlier.status!r} is followed by another; a "
+                    "run writes one final row per attempt (only timeouts and errors are "
+                    "retried)"
+                )
+            self.superseded += 1
+        final = _Final(row.status)
+        self.finals[key] = final  # a retry keeps the place of the attempt it replaces
+        if final.settled:
+            self.batch.append((final, row))
+            self.batch_bytes += size
+            if len(self.batch) >= _BATCH_ROWS or self.batch_bytes >= _BATCH_BYTES:
+                self.grade_batch()
+        elif failed_with_answer(row.status, row.prediction):
+            final.deferred = row if where is None else where
+        else:  # a timeout or error that printed nothing: nothing to grade
+            _graded(final, row, Grade(0.0, False, {"not_graded": row.status}))
+
+    def grade_batch(self) -> None:
+        if not self.batch:
+            return
+        rows = [row for _, row in self.batch]
+        grades = self.grader.grade(rows)
+        if len(grades) != len(rows):
+            raise ValueError(
+                f"{self.grader.suite} grader gave {len(grades)} grades for {len(rows)}"
+            )
+        for (final, row), grade in zip(self.batch, grades, strict=True):
+            _graded(final, row, grade)
+            self.n_graded_failed += row.status in INFRA_STATUSES
+        self.n_graded += len(rows)
+        self.batch, self.batch_bytes = [], 0
+
+    def grade_deferred(self, stream: PredictionsStream | None) -> None:
+        """Grade the failures that printed an answer and were not retried."""
+        self.grade_batch()
+        for final in self.finals.values():
+            if final.deferred is None:
+                continue
+            where, final.deferred = final.deferred, None
+            row = where if isinstance(where, PredictionRow) else stream.row_at(*where)
+            self.batch.append((final, row))
+            if len(self.batch) >= _BATCH_ROWS:
+                self.grade_batch()
+        self.grade_batch()
+
+    def usage_totals(self) -> Usage:
+        tokens = self.tokens
+        return Usage(
+            input_tokens=tokens[0],
+            cache_read_tokens=tokens[1],
+            cache_write_tokens=tokens[2],
+            output_tokens=tokens[3],
+            turns=tokens[4],
+            cost_usd=round(sum(self.costs), 6) if self.costs else None,
+            estimated=self.n_estimated > 0,
+        )
+
+
+def _graded(final: _Final, row: PredictionRow, grade: Grade) -> None:
+    """Give the attempt its entry in scores.json, and its grade under upstream's matching."""
+    details = grade.details
+    if failed_with_answer(row.status, row.prediction):
+        details = {**details, "answer_before_failure": row.status}
+    if row.details.get("contaminated"):
+        details = {**details, "contaminated": True}
+    if row.details.get("n_refused_calls"):
+        details = {**details, "n_refused_calls": row.details["n_refused_calls"]}
+    final.entry = TaskScore.model_validate(
+        {
+            "id": row.id,
+            "attempt": row.attempt,
+            "score": grade.score,
+            "correct": grade.correct,
+            "status": row.status,
+            "error_class": row.error_class,
+            "prediction": row.prediction,
+            "gold": row.gold,
+            "duration_s": row.duration_s,
+            "usage": row.usage,
+            "details": details,
+            **row.suite_fields(),
+        }
+    )
+    final.upstream = grade.upstream or UpstreamGrade(score=grade.score, correct=grade.correct)
+
+
 def build_scores(
     predictions_path: Path,
-    rows: list[PredictionRow],
+    rows: Iterable[PredictionRow] | PredictionsStream,
     manifest: Manifest | None,
     grader: Grader,
     warnings: list[str],
     progress: Callable[[str], None] | None = None,
     provenance: dict[str, Any] | None = None,
 ) -> Scores:
-    for number, row in enumerate(rows, start=1):
-        if row.suite != grader.suite:
-            raise InputError(
-                f"{predictions_path}: row {number} (task {row.id!r}) is a {row.suite} row; "
-                f"this is the {grader.suite} grader"
-            )
-        if grader.needs_gold and row.gold is None:
-            raise InputError(
-                f"{predictions_path}: row {number} (task {row.id!r}) has no gold answer; "
-                f"{grader.suite} is graded against gold (was it run on a test split?)"
-            )
-    chosen = final_rows(rows, predictions_path)
-    gradable = [
-        r
-        for r in chosen.rows
-        if r.status not in INFRA_STATUSES or failed_with_answer(r.status, r.prediction)
-    ]
-    if progress:
-        n_failed = sum(1 for r in gradable if r.status in INFRA_STATUSES)
-        also = f", and {n_failed} that failed after printing an answer" if n_failed else ""
-        progress(f"grading {len(gradable) - n_failed} completed attempts{also}")
-    grades = dict(zip((id(r) for r in gradable), grader.grade(gradable), strict=True))
+    """scores.json's record from the rows of ``predictions_path``, in file order.
 
-    entries: list[TaskScore] = []
-    upstream_grades: list[tuple[TaskScore, UpstreamGrade]] = []
-    for row in chosen.rows:
-        grade = grades.get(id(row))
-        if grade is None:  # a timeout or error that printed nothing: nothing to grade
-            grade = Grade(0.0, False, {"not_graded": row.status})
-        details = grade.details
-        if failed_with_answer(row.status, row.prediction):
-            details = {**details, "answer_before_failure": row.status}
-        if row.details.get("contaminated"):
-            details = {**details, "contaminated": True}
-        if row.details.get("n_refused_calls"):
-            details = {**details, "n_refused_calls": row.details["n_refused_calls"]}
-        entry = TaskScore(
-            id=row.id,
-            attempt=row.attempt,
-            score=grade.score,
-            correct=grade.correct,
-            status=row.status,
-            error_class=row.error_class,
-            prediction=row.prediction,
-            gold=row.gold,
-            duration_s=row.duration_s,
-            usage=row.usage,
-            details=details,
-            **row.suite_fields(),
-        )
-        entries.append(entry)
-        stand_in = UpstreamGrade(score=grade.score, correct=grade.correct)
-        upstream_grades.append((entry, grade.upstream or stand_in))
+    Given a :class:`PredictionsStream`, the file is read once and memory holds one entry per
+    attempt, not the rows: rows are graded in batches as they are read.
+    """
+    card = _Scorecard(predictions_path, grader)
+    stream = rows if isinstance(rows, PredictionsStream) else None
+    # Grading makes a few objects per row and no reference cycles: the cyclic collector
+    # would only walk the growing list of entries again and again.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        if stream is not None:
+            for read in stream.reads():
+                card.add(read.row, read.size, (read.offset, read.line_number))
+            sha256 = stream.sha256
+        else:
+            for row in rows:
+                card.add(row)
+            sha256 = file_sha256(predictions_path)
+        if card.n_rows == 0:
+            raise InputError(f"{predictions_path}: no prediction rows to grade")
+        card.grade_deferred(stream)
+    finally:
+        if collecting:
+            gc.enable()
+    if progress:
+        also = card.n_graded_failed
+        also_text = f", and {also} that failed after printing an answer" if also else ""
+        progress(f"graded {card.n_graded - also} completed attempts{also_text}")
+
+    entries: list[TaskScore] = [final.entry for final in card.finals.values()]
     # Upstream's denominator is the rows in the file: taken before missing rows are added.
-    comparable = upstream_view(grader.suite, upstream_grades)
+    comparable = upstream_view(
+        grader.suite, [(final.entry, final.upstream) for final in card.finals.values()]
+    )
+    durations = [entry.duration_s for entry in entries]
+    n_rows = card.n_rows
+    all_usage = card.usage_totals()  # retried attempts cost money too
+    superseded = card.superseded
+    n_estimated = card.n_estimated
+    del card
 
     # Every selected task belongs in the denominator, with or without a row.
     if manifest is not None and manifest.task_ids:
@@ -370,8 +502,6 @@ def build_scores(
 
     completed_entries = [e for e in entries if e.status not in INFRA_STATUSES]
     failed = [e for e in entries if failed_with_answer(e.status, e.prediction)]
-    durations = [r.duration_s for r in chosen.rows]
-    all_usage = _sum_usage(r.usage for r in rows)  # retried attempts cost money too
     n_tasks = len({e.id for e in entries})
     errors = Counter(e.error_class or "unknown" for e in entries if e.status == "error")
     attempts = {
@@ -383,14 +513,14 @@ def build_scores(
         manifest=manifest,
         suite=grader.suite,  # type: ignore[arg-type]
         predictions_path=str(predictions_path),
-        predictions_sha256=hashlib.sha256(predictions_path.read_bytes()).hexdigest(),
+        predictions_sha256=sha256,
         grader=grader.info(),
         n_tasks=n_tasks,
-        n_rows=len(rows),
+        n_rows=n_rows,
         accuracy_strict=overall.pop("accuracy_strict"),
         metrics={
             **overall,
-            "n_superseded_rows": chosen.superseded,
+            "n_superseded_rows": superseded,
             **_contamination(entries, warnings),
         },
         by_group=by_group,
@@ -409,7 +539,7 @@ def build_scores(
         usage=UsageSummary(
             totals=all_usage,
             per_task_mean=_mean_usage(all_usage, n_tasks),
-            n_estimated_rows=sum(1 for r in rows if r.usage.estimated),
+            n_estimated_rows=n_estimated,
         ),
         duration_s={
             "mean": round(mean(durations), 3),
@@ -420,6 +550,53 @@ def build_scores(
         provenance=provenance,
         per_task=entries,
     )
+
+
+# --- writing scores.json ----------------------------------------------------------------------
+
+_ENTRIES = TypeAdapter(list[TaskScore])
+_SLICE = 1000  # per-attempt entries serialised at a time
+
+
+def scores_json(scores: Scores, slice_size: int = _SLICE) -> Iterator[str]:
+    """scores.json as ``scores.model_dump_json(indent=2)`` writes it, plus a final newline,
+    in pieces: the per-attempt lists (``per_task`` and the upstream view's) are serialised a
+    slice at a time, so the document is never one string as big as the file."""
+    view = scores.upstream_view
+    lines = view.get("per_task", []) if view is not None else []
+    shell = scores.model_copy(
+        update={
+            "per_task": [],
+            "upstream_view": {**view, "per_task": []} if view is not None else None,
+        }
+    )
+    text = shell.model_dump_json(indent=2)
+    # The view's list sits at depth 2 of the document, per_task at depth 1, the last key.
+    view_mark = '\n    "per_task": []'
+    if view is not None and lines:
+        before, after = text.split(view_mark, 1)
+        yield before + '\n    "per_task": ['
+        yield from _list_items(lines, to_json, slice_size, indent=6)
+        text = "\n    ]" + after
+    head, tail = text.rsplit('\n  "per_task": []', 1)
+    if not scores.per_task:
+        yield text + "\n"
+        return
+    yield head + '\n  "per_task": ['
+    yield from _list_items(scores.per_task, _ENTRIES.dump_json, slice_size, indent=4)
+    yield "\n  ]" + tail + "\n"
+
+
+def _list_items(
+    items: Sequence[Any], dump: Callable[..., bytes], slice_size: int, indent: int
+) -> Iterator[str]:
+    """The items of a JSON list as pydantic writes them ``indent`` spaces deep, a slice at a
+    time: each slice is dumped as a list of its own and its brackets taken off."""
+    pad = " " * (indent - 2)
+    for start in range(0, len(items), slice_size):
+        chunk = dump(items[start : start + slice_size], indent=2).decode("utf-8")
+        body = chunk[1:-2]  # "[" ... "\n]": keeps the newline before each item
+        yield ("," if start else "") + body.replace("\n", "\n" + pad)
 
 
 # --- the grade command ------------------------------------------------------------------------
@@ -441,37 +618,39 @@ def grade_file(
     if out.resolve() == predictions_path.resolve():
         raise InputError(f"--out {out}: that is the predictions file; grading never overwrites it")
     console = console or Console(stderr=True, soft_wrap=True)
-    loaded = read_predictions(predictions_path, suite=grader.suite)  # type: ignore[arg-type]
-    warnings = loaded.warnings()
+    run_dir = predictions_path.parent
+    manifest = read_manifest(run_dir)
+    if manifest is not None and manifest.suite != grader.suite:
+        raise InputError(
+            f"{run_dir / 'manifest.json'}: a {manifest.suite} run; this is the "
+            f"{grader.suite} grader"
+        )
+    stream = PredictionsStream(predictions_path, suite=grader.suite)  # type: ignore[arg-type]
+    grading_warnings: list[str] = []
+    scores = build_scores(
+        predictions_path,
+        stream,
+        manifest,
+        grader,
+        grading_warnings,
+        progress=lambda msg: console.print(msg),
+    )
+    # What reading the whole file told: the torn tail, and whose rows these are.
+    warnings = stream.warnings()
     for warning in warnings:
         console.print(f"[yellow]warning:[/] {warning}")
-    if not loaded.rows:
-        raise InputError(f"{predictions_path}: no prediction rows to grade")
-    manifest = read_manifest(predictions_path.parent)
-    provenance = import_provenance(loaded, predictions_path.parent)
+    provenance = import_provenance(stream, run_dir)
     if provenance is not None:
-        warnings.append(import_warning(loaded))
+        warnings.append(import_warning(stream))
+        scores.provenance = provenance
     elif manifest is None:
         warnings.append(
             "no manifest.json beside the predictions: provenance unknown, and tasks without a "
             "row cannot be counted"
         )
-    elif manifest.suite != grader.suite:
-        raise InputError(
-            f"{predictions_path.parent / 'manifest.json'}: a {manifest.suite} run; this is the "
-            f"{grader.suite} grader"
-        )
-    scores = build_scores(
-        predictions_path,
-        loaded.rows,
-        manifest,
-        grader,
-        warnings,
-        progress=lambda msg: console.print(msg),
-        provenance=provenance,
-    )
+    scores.warnings = warnings + grading_warnings
     out.parent.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(out, scores.model_dump_json(indent=2) + "\n")
+    write_json_atomic(out, scores_json(scores))
     return scores, out
 
 

@@ -63,6 +63,7 @@ empty too, which no GAIA or AssistantBench gold is).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -118,8 +119,8 @@ def _gaia_number(text: str) -> float | None:
 
 
 def _gaia_words(text: str) -> str:
-    kept = text.lower().strip().translate(_ASCII_PUNCTUATION).split()
-    return " ".join(word for word in kept if word not in _ARTICLES)
+    kept = text.lower().translate(_ASCII_PUNCTUATION).split()
+    return " ".join([word for word in kept if word not in _ARTICLES])
 
 
 def _letters_and_digits(text: str) -> str:
@@ -162,25 +163,29 @@ def _gaia_list_score(prediction: str, gold_items: list[str]) -> float:
     return 1.0
 
 
-def _gaia_pair(prediction: str | None, gold: str | None, soft: bool) -> float:
+def _gaia_pair(prediction: str | None, gold: str | None) -> tuple[float, float]:
+    """Upstream's score of one answer, and its soft score (numbers within 1% count 0.5)."""
     said = (prediction or "").strip()
     wanted = (gold or "").strip()
     if not wanted:
-        return 1.0 if not said else 0.0
+        score = 1.0 if not said else 0.0
+        return score, score
     if not said:
-        return 0.0
+        return 0.0, 0.0
     gold_items = [item.strip() for item in wanted.split(",") if item.strip()]
     if len(gold_items) >= 2:
-        return _gaia_list_score(said, gold_items)
+        score = _gaia_list_score(said, gold_items)
+        return score, score
     if _gaia_number(wanted) is not None:
-        return _gaia_number_score(said, wanted, soft)
-    return 1.0 if _gaia_string_matches(said, wanted) else 0.0
+        score = _gaia_number_score(said, wanted, soft=False)
+        return score, max(score, _gaia_number_score(said, wanted, soft=True))
+    score = 1.0 if _gaia_string_matches(said, wanted) else 0.0
+    return score, score
 
 
 def gaia_score(prediction: str | None, gold: str | None) -> UpstreamGrade:
     """Upstream's GAIA grade of one answer (see the module docstring)."""
-    score = _gaia_pair(prediction, gold, soft=False)
-    soft = max(score, _gaia_pair(prediction, gold, soft=True))
+    score, soft = _gaia_pair(prediction, gold)
     return UpstreamGrade(score=score, correct=score == 1.0, score_soft=soft)
 
 
@@ -325,11 +330,21 @@ def _blank(value: Any) -> bool:
     return value is None or (isinstance(value, str) and not value.strip())
 
 
+@functools.lru_cache(maxsize=4096)
+def _ab_gold(gold: str) -> tuple[str, Any]:
+    """A gold answer's kind and value, read once per distinct gold; the value is only read."""
+    kind = _ab_kind(gold)
+    return kind, _ab_as(gold, kind)
+
+
 def _ab_pair(prediction: Any, gold: Any) -> float:
     if _blank(prediction):
         return 1.0 if _blank(gold) else 0.0
-    kind = _ab_kind(gold)
-    wanted = _ab_as(gold, kind)
+    if isinstance(gold, str):
+        kind, wanted = _ab_gold(gold)
+    else:
+        kind = _ab_kind(gold)
+        wanted = _ab_as(gold, kind)
     said = _ab_as(prediction, kind)
     if kind == "number":
         return 0.0 if wanted is None else _ab_number_score(said, wanted)
