@@ -77,7 +77,8 @@ class Grader(Protocol):
     """A suite's grader. Optional hooks, looked up by name where they are used:
     ``readiness_problem() -> str | None`` (why grading would fail before it starts, such as
     a judge without its API key: a run that grades at the end refuses to start) and
-    ``print_details(scores, console)`` (more tables after the summary)."""
+    ``print_details(scores, console)`` (more tables after the summary) and ``warnings() ->
+    list[str]`` (what it has to say once every row is graded; goes in scores.json)."""
 
     suite: str
     needs_gold: bool
@@ -90,7 +91,8 @@ class Grader(Protocol):
 
     def grade(self, rows: Sequence[PredictionRow]) -> list[Grade]:
         """Grade, in order, rows that completed (status ok or empty) and rows that failed
-        (timeout or error) after printing an answer."""
+        (timeout or error) after printing an answer. A run's rows come in several batches
+        (bounded in rows and bytes), in file order."""
         ...
 
     def metrics(self, entries: Sequence[TaskScore]) -> dict[str, Any]:
@@ -635,8 +637,10 @@ def grade_file(
         grading_warnings,
         progress=lambda msg: console.print(msg),
     )
-    # What reading the whole file told: the torn tail, and whose rows these are.
-    warnings = stream.warnings()
+    # What reading the whole file told (the torn tail, whose rows these are), and what the
+    # grader has to say now that every row is graded.
+    grader_warnings = getattr(grader, "warnings", None)
+    warnings = stream.warnings() + (grader_warnings() if grader_warnings is not None else [])
     for warning in warnings:
         console.print(f"[yellow]warning:[/] {warning}")
     provenance = import_provenance(stream, run_dir)

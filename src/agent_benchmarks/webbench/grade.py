@@ -50,8 +50,9 @@ class WebBenchGrader:
         self.config = config
         self.protocol = get_protocol(config.protocol)
         self.cache_path = cache_path
-        self.results: list[JudgeResult] = []
+        self.results: list[JudgeResult] = []  # every batch's, in order
         self.unshown_outputs = 0
+        self.n_judged = 0
 
     def readiness_problem(self) -> str | None:
         """The judge's missing API key, named, before any row is judged."""
@@ -61,6 +62,17 @@ class WebBenchGrader:
             raise InputError(f"judge: {exc}") from None
         return None if missing is None else f"the {self.config.model} judge, which needs {missing}"
 
+    def warnings(self) -> list[str]:
+        """Once every row is judged: rows whose page text the upstream judge never saw."""
+        if not self.unshown_outputs:
+            return []
+        return [
+            f"{self.unshown_outputs} of {self.n_judged} row(s) read pages only with tools the "
+            "upstream judge protocol does not show (it shows Lightpanda's markdown, extract, "
+            "tree, interactiveElements and structuredData): the judge sees no page text for "
+            "them; --judge-protocol strict shows every page-reading tool"
+        ]
+
     def info(self) -> dict[str, Any]:
         info = {**judge_info(self.config), "judged": judge_summary(self.results)}
         if self.protocol.name == "upstream":
@@ -68,20 +80,15 @@ class WebBenchGrader:
         return info
 
     def grade(self, rows: Sequence[PredictionRow]) -> list[Grade]:
+        """Judge one batch of rows (the scorecard hands a long run over in several)."""
         console = Console(stderr=True)
         judged = [
             r for r in rows if self.protocol.judges_empty_answers or (r.prediction or "").strip()
         ]
         if self.protocol.name == "upstream":
-            self.unshown_outputs = sum(has_unshown_outputs(r.trace, r.start_url) for r in judged)
-            if self.unshown_outputs:
-                console.print(
-                    f"[yellow]warning:[/] {self.unshown_outputs} of {len(judged)} row(s) read "
-                    "pages only with tools the upstream judge protocol does not show (it shows "
-                    "Lightpanda's markdown, extract, tree, interactiveElements and "
-                    "structuredData): the judge sees no page text for them; "
-                    "--judge-protocol strict shows every page-reading tool"
-                )
+            self.unshown_outputs += sum(has_unshown_outputs(r.trace, r.start_url) for r in judged)
+            self.n_judged += len(judged)
+        done = len(self.results)
         with Progress(
             "judging",
             BarColumn(),
@@ -90,9 +97,9 @@ class WebBenchGrader:
             console=console,
             transient=True,
         ) as progress:
-            bar = progress.add_task("judge", total=len(judged))
+            bar = progress.add_task("judge", total=done + len(judged), completed=done)
             try:
-                self.results = judge_rows(
+                results = judge_rows(
                     judged,
                     self.config,
                     self.cache_path,
@@ -100,7 +107,8 @@ class WebBenchGrader:
                 )
             except JudgeConfigError as exc:
                 raise InputError(f"judge: {exc}") from None
-        by_row = dict(zip((id(r) for r in judged), self.results, strict=True))
+        self.results.extend(results)
+        by_row = dict(zip((id(r) for r in judged), results, strict=True))
         grades = []
         for row in rows:
             result = by_row.get(id(row))
