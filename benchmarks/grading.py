@@ -33,8 +33,8 @@ from pathlib import Path
 from measuring import (
     OURS_BIN,
     Measurement,
-    RunFailed,
     add_report_args,
+    check_graded,
     compare_runs,
     main_guard,
     run_measured,
@@ -164,17 +164,10 @@ def synthesize(path: Path, suite: str, n: int, fmt=ours_row) -> Path:
     return path
 
 
-def graded_rows(scores_path: Path) -> int:
-    scores = json.loads(scores_path.read_text(encoding="utf-8"))
-    return scores.get("n_rows", scores.get("n_tasks", -1))
-
-
 def grader(script: Path, predictions: Path, out: Path, rows: int):
     def run() -> Measurement:
         m = run_measured([str(script), str(predictions), "--out", str(out)]).check(script.name)
-        graded = graded_rows(out)
-        if graded != rows:
-            raise RunFailed(f"{script} graded {graded} of {rows} rows in {predictions}")
+        check_graded(out, rows, script.name)
         out.unlink()
         return m
 

@@ -163,6 +163,14 @@ def run_measured(
     )
 
 
+def check_graded(scores_path: Path, rows: int, grader: str) -> None:
+    """A grader's scores.json must count every row (ours: n_rows; upstream's: n_tasks)."""
+    scores = json.loads(scores_path.read_text(encoding="utf-8"))
+    graded = scores.get("n_rows", scores.get("n_tasks"))
+    if graded != rows:
+        raise RunFailed(f"{grader} graded {graded} of {rows} rows ({scores_path})")
+
+
 def ab_rounds(
     sides: Sequence[tuple[str, Callable[[], Measurement]]], rounds: int
 ) -> dict[str, list[Measurement]]:

@@ -35,6 +35,7 @@ from measuring import (
     Figure,
     Measurement,
     add_report_args,
+    check_graded,
     compare_runs,
     main_guard,
     ours_env,
@@ -90,6 +91,23 @@ def command(argv: list[str]):
     return run
 
 
+def localweb_grade(run_dir: Path, rows: int):
+    """localweb-grade of the run, checked to have graded every row."""
+
+    def run() -> Measurement:
+        argv = [str(OURS_BIN / "localweb-grade"), str(run_dir / "predictions.jsonl")]
+        m = run_measured(argv, env=ours_env(), cwd=REPO).check("localweb-grade")
+        check_graded(run_dir / "scores.json", rows, "localweb-grade")
+        return m
+
+    return run
+
+
+def row_count(run_dir: Path) -> int:
+    with open(run_dir / "predictions.jsonl", encoding="utf-8") as fh:
+        return sum(1 for line in fh if line.strip())
+
+
 def per_mb(figure: Figure, predictions_mb: float) -> Figure:
     return Figure(
         figure.label.replace("peak RSS", "peak RSS per MB of predictions"),
@@ -126,16 +144,12 @@ def main() -> int:
             grade = compare_runs(
                 title,
                 "localweb-grade",
-                command([str(OURS_BIN / "localweb-grade"), str(a / "predictions.jsonl")]),
+                localweb_grade(a, row_count(a)),
                 None,
                 rounds=args.rounds,
                 baseline=None,
             )
-            run_measured(
-                [str(OURS_BIN / "localweb-grade"), str(b / "predictions.jsonl")],
-                env=ours_env(),
-                cwd=REPO,
-            ).check("localweb-grade")
+            localweb_grade(b, row_count(b))()
             compare = compare_runs(
                 title,
                 "compare A B",
