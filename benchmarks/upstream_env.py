@@ -76,7 +76,9 @@ def uv_binary() -> str:
 
 
 def _run(argv: list[str], what: str, cwd: Path | None = None) -> str:
-    proc = subprocess.run(argv, capture_output=True, text=True, cwd=cwd)
+    # No credential prompt: a private or mistyped URL fails at once instead of waiting.
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
+    proc = subprocess.run(argv, capture_output=True, text=True, cwd=cwd, env=env)
     if proc.returncode != 0:
         raise UpstreamUnavailable(
             f"{what} failed (exit {proc.returncode}): {' '.join(argv)}\n{proc.stderr.strip()}"
