@@ -93,7 +93,6 @@ def run_measured(
     env: dict[str, str] | None = None,
     cwd: Path | None = None,
     own_memory: bool = False,
-    stdout_path: Path | None = None,
 ) -> Measurement:
     """Run argv to its end; its wall time (launch to reaped) and peak memory.
 
@@ -101,9 +100,8 @@ def run_measured(
     one that forks it: a child forked from this Python process would inherit its resident
     size into ``ru_maxrss`` (Linux keeps the pre-exec high-water mark), so every small
     command would seem as large as this script. Without GNU time the peak is the command's
-    own VmHWM, polled. stdout goes to ``stdout_path`` (or nowhere); stderr to a temporary
-    file, of which the tail is kept for error messages (a pipe could fill and stall a
-    chatty runner).
+    own VmHWM, polled. stdout is dropped; stderr goes to a temporary file, of which the
+    tail is kept for error messages (a pipe could fill and stall a chatty runner).
     """
     polled_kb = 0
     done = threading.Event()
@@ -114,43 +112,42 @@ def run_measured(
         wrapped = [str(GNU_TIME), "-f", "%M", "-o", time_file.name, *wrapped]
     try:
         with tempfile.TemporaryFile(mode="w+b") as stderr_file:
-            stdout = open(stdout_path, "wb") if stdout_path else subprocess.DEVNULL  # noqa: SIM115
-            try:
-                started = time.perf_counter()
-                proc = subprocess.Popen(
-                    wrapped, stdout=stdout, stderr=stderr_file, env=env, cwd=cwd
-                )
+            started = time.perf_counter()
+            proc = subprocess.Popen(
+                wrapped, stdout=subprocess.DEVNULL, stderr=stderr_file, env=env, cwd=cwd
+            )
 
-                def poll() -> None:
-                    nonlocal polled_kb
-                    pid = None if GNU_TIME.exists() else proc.pid
-                    while not done.is_set():
-                        if pid is None:
-                            pid = _only_child(proc.pid)
-                        kb = _vm_hwm_kb(pid) if pid is not None else None
-                        if kb is not None:
-                            polled_kb = max(polled_kb, kb)
-                        time.sleep(_POLL_SECONDS)
+            def poll() -> None:
+                nonlocal polled_kb
+                pid = None if GNU_TIME.exists() else proc.pid
+                while not done.is_set():
+                    if pid is None:
+                        pid = _only_child(proc.pid)
+                    kb = _vm_hwm_kb(pid) if pid is not None else None
+                    if kb is not None:
+                        polled_kb = max(polled_kb, kb)
+                    time.sleep(_POLL_SECONDS)
 
+            # Polling costs a little CPU on a shared machine: only when its figure is used.
+            poller = None
+            if own_memory or not GNU_TIME.exists():
                 poller = threading.Thread(target=poll, daemon=True)
                 poller.start()
-                returncode = proc.wait()
-                wall = time.perf_counter() - started
-                done.set()
+            returncode = proc.wait()
+            wall = time.perf_counter() - started
+            done.set()
+            if poller:
                 poller.join()
-            finally:
-                if stdout_path:
-                    stdout.close()
             stderr_file.seek(0, os.SEEK_END)
             size = stderr_file.tell()
             stderr_file.seek(max(0, size - 4 * STDERR_TAIL_CHARS))
             tail = stderr_file.read().decode("utf-8", "replace")[-STDERR_TAIL_CHARS:]
         peak_kb = polled_kb
         if GNU_TIME.exists():
-            lines = Path(time_file.name).read_text(encoding="utf-8").split()
+            words = Path(time_file.name).read_text(encoding="utf-8").split()
             # Its last word is %M; before it, "Command exited with non-zero status N".
-            if lines and lines[-1].isdigit():
-                peak_kb = int(lines[-1])
+            if words and words[-1].isdigit():
+                peak_kb = int(words[-1])
     finally:
         os.unlink(time_file.name)
     return Measurement(
