@@ -369,7 +369,7 @@ def _graded(final: _Final, row: PredictionRow, grade: Grade) -> None:
         details = {**details, "contaminated": True}
     if row.details.get("n_refused_calls"):
         details = {**details, "n_refused_calls": row.details["n_refused_calls"]}
-    final.entry = TaskScore.model_validate(
+    entry = TaskScore.model_validate(
         {
             "id": row.id,
             "attempt": row.attempt,
@@ -385,7 +385,17 @@ def _graded(final: _Final, row: PredictionRow, grade: Grade) -> None:
             **row.suite_fields(),
         }
     )
+    # pydantic keeps, per instance, the set of fields it was given (over 700 bytes, as much
+    # as the rest of an entry). Every field of an entry and of its usage is given, so they
+    # share one set each: nothing here reads which fields were set.
+    object.__setattr__(entry, "__pydantic_fields_set__", _ENTRY_FIELDS)
+    object.__setattr__(entry.usage, "__pydantic_fields_set__", _USAGE_FIELDS)
+    final.entry = entry
     final.upstream = grade.upstream or UpstreamGrade(score=grade.score, correct=grade.correct)
+
+
+_ENTRY_FIELDS = set(TaskScore.model_fields)
+_USAGE_FIELDS = set(Usage.model_fields)
 
 
 def build_scores(

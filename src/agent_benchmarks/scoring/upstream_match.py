@@ -96,7 +96,7 @@ _CURRENCY_SIGNS = "$€£¥"
 _ARTICLES = frozenset({"a", "an", "the"})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class UpstreamGrade:
     """One attempt as upstream's grader scores it."""
 
