@@ -20,7 +20,10 @@ Three parts, each A B A B:
   No grading (``--no-grade``). Printed: wall time launch to exit, the runner's own peak
   RSS, and for ours the
   utilisation from the manifest (agent seconds ÷ (engine wall × workers), as
-  benchmarks/overhead.py computes it; 1.0 means workers never wait on the harness).
+  benchmarks/overhead.py computes it; 100% means workers never wait on the harness), and
+  for both the agents' share of the whole command (agent seconds ÷ (launch-to-exit wall ×
+  workers); upstream's agent seconds are its rows' ``duration_s``, the time around each
+  agent's subprocess): there a ratio below 1.00x means more of our command is harness.
 * ``rss``: the same run at 16 workers; the peak RSS of the runner's main process alone
   (its ``VmHWM``), the agent processes excluded.
 
@@ -92,7 +95,10 @@ class WebBenchRuns:
         self.tmp = tmp
         self.args = args
         self.count = 0
+        # workers -> per run: agent seconds ÷ (engine wall × workers), ours' manifest
         self.utilisation: dict[int, list[float]] = {}
+        # (side, workers) -> per run: agent seconds ÷ (command wall × workers)
+        self.command_utilisation: dict[tuple[str, int], list[float]] = {}
 
     def _out_dir(self, side: str, workers: int) -> Path:
         self.count += 1
@@ -137,6 +143,9 @@ class WebBenchRuns:
                 self.utilisation.setdefault(workers, []).append(
                     session.agent_seconds / (session.wall_seconds * workers)
                 )
+                self.command_utilisation.setdefault(("ours", workers), []).append(
+                    session.agent_seconds / (m.wall_s * workers)
+                )
             shutil.rmtree(out)
             return m
 
@@ -170,8 +179,14 @@ class WebBenchRuns:
             )
             m = run_measured(argv, env=env, own_memory=True, cwd=upstream.root)
             m.check("webbench-run (upstream)")
-            answered = sum(1 for row in _rows(out) if (row.get("prediction") or "").strip())
+            rows = _rows(out)
+            answered = sum(1 for row in rows if (row.get("prediction") or "").strip())
             self._expect(answered, out)
+            # Upstream's duration_s is the agent's subprocess.run, as ours' agent seconds.
+            agent_seconds = sum(row.get("duration_s") or 0 for row in rows)
+            self.command_utilisation.setdefault(("upstream", workers), []).append(
+                agent_seconds / (m.wall_s * workers)
+            )
             shutil.rmtree(out)
             return m
 
@@ -258,10 +273,22 @@ def main() -> int:
             if utilisation:
                 figures.append(
                     Figure(
-                        "webbench-run: utilisation (agent ÷ wall × workers)",
+                        "webbench-run: utilisation (agent ÷ engine wall × workers)",
                         "%",
                         median(utilisation),
                         note="ours, from the manifest",
+                    )
+                )
+            ours_share = runs.command_utilisation.get(("ours", workers))
+            upstream_share = runs.command_utilisation.get(("upstream", workers))
+            if ours_share:
+                figures.append(
+                    Figure(
+                        "webbench-run: agent share of the command (agent ÷ wall × workers)",
+                        "%",
+                        median(ours_share),
+                        median(upstream_share) if upstream_share else None,
+                        note="launch to exit; upstream's agent time: its rows' duration_s",
                     )
                 )
             report.add(title, figures)
