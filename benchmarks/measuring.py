@@ -26,6 +26,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
+import shlex
 import statistics
 import subprocess
 import sys
@@ -225,7 +227,10 @@ class Report:
     ours_commit: str
     upstream_commit: str | None
     upstream_source: str  # "installed <src>" or "baseline <file> (recorded by: <command>)"
-    argv: list[str] = field(default_factory=lambda: list(sys.argv))
+    # The exact command (this interpreter, the script's argv) and where it ran.
+    command: str = field(default_factory=lambda: shlex.join([sys.executable, *sys.argv]))
+    cwd: str = field(default_factory=os.getcwd)
+    machine: str = field(default_factory=lambda: f"{platform.node()}, {os.cpu_count()} CPUs")
     recorded_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat())
     tables: dict[str, list[Figure]] = field(default_factory=dict)
 
@@ -301,7 +306,8 @@ class Baseline:
         data = json.loads(path.read_text(encoding="utf-8"))
         self.path = path
         self.commit = data.get("upstream_commit")
-        self.command = " ".join(data.get("argv", []))
+        self.command = data.get("command", "")
+        self.machine = data.get("machine", "")
         self.values = {
             (title, f["label"]): f.get("upstream")
             for title, figures in data.get("tables", {}).items()
@@ -309,7 +315,7 @@ class Baseline:
         }
 
     def describe(self) -> str:
-        return f"baseline {self.path} (recorded by: {self.command})"
+        return f"baseline {self.path} (recorded on {self.machine} by: {self.command})"
 
     def get(self, title: str, label: str) -> float | None:
         return self.values.get((title, label))
