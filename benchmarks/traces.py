@@ -10,11 +10,12 @@ filled to 8,000 characters, upstream's cap per call: upstream reports 600-800 ca
 30-minute GAIA task, so one row reaches megabytes. The calls stay in the row, as every run
 folder written so far has them, so this also checks that old folders still grade and compare.
 
-For each N it prints, median of R rounds: ``localweb-grade`` of one inflated run and
-``agent-benchmarks compare A B`` of the two (both already graded, so compare's own work),
-with wall time, peak RSS and peak RSS per MB of predictions.jsonl (for compare, of both
-files). Memory that follows the file grows with that last figure; a streaming reader keeps
-peak RSS flat as N grows (give several N: ``--calls 600,1200``).
+For each N it prints, median of R rounds: ``localweb-grade`` of one inflated run,
+``agent-benchmarks compare A B`` of the two once graded (compare's own work), and the same
+compare before they are graded (it grades them first: grading and comparing in one
+process), each with wall time, peak RSS and peak RSS per MB of predictions.jsonl (for
+compare, of both files). Memory that follows the file shows as a steady MB per MB; a
+streaming reader keeps peak RSS flat as N grows (give several N: ``--calls 600,1200``).
 
 Upstream has no localweb suite nor compare: there is no upstream column. Exits 1 only if a
 run, a grading or a compare fails.
@@ -91,6 +92,17 @@ def command(argv: list[str]):
     return run
 
 
+def compare_ungraded(argv: list[str], run_dirs: list[Path]):
+    """compare of runs that have no scores.json yet: it grades them first, in memory."""
+
+    def run() -> Measurement:
+        for run_dir in run_dirs:
+            (run_dir / "scores.json").unlink(missing_ok=True)
+        return run_measured(argv, env=ours_env(), cwd=REPO)
+
+    return run
+
+
 def localweb_grade(run_dir: Path, rows: int):
     """localweb-grade of the run, checked to have graded every row."""
 
@@ -141,6 +153,22 @@ def main() -> int:
                 f"{calls} calls per row of {OUTPUT_CHARS:,} chars: predictions.jsonl "
                 f"{size_a:.0f} MB and {size_b:.0f} MB"
             )
+            compare_argv = [
+                str(OURS_BIN / "agent-benchmarks"),
+                "compare",
+                str(a),
+                str(b),
+                "--markdown-out",
+                str(Path(tmp, f"compare-{calls}.md")),
+            ]
+            ungraded = compare_runs(
+                title,
+                "compare A B, ungraded",
+                compare_ungraded(compare_argv, [a, b]),
+                None,
+                rounds=args.rounds,
+                baseline=None,
+            )
             grade = compare_runs(
                 title,
                 "localweb-grade",
@@ -153,23 +181,22 @@ def main() -> int:
             compare = compare_runs(
                 title,
                 "compare A B",
-                command(
-                    [
-                        str(OURS_BIN / "agent-benchmarks"),
-                        "compare",
-                        str(a),
-                        str(b),
-                        "--markdown-out",
-                        str(Path(tmp, f"compare-{calls}.md")),
-                    ]
-                ),
+                command(compare_argv),
                 None,
                 rounds=args.rounds,
                 baseline=None,
             )
+            both = size_a + size_b
             report.add(
                 title,
-                [*grade, per_mb(grade[1], size_a), *compare, per_mb(compare[1], size_a + size_b)],
+                [
+                    *grade,
+                    per_mb(grade[1], size_a),
+                    *compare,
+                    per_mb(compare[1], both),
+                    *ungraded,
+                    per_mb(ungraded[1], both),
+                ],
             )
     if args.record:
         report.write(args.record)
