@@ -12,7 +12,10 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import pickle
 import random
+import subprocess
+import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -122,7 +125,12 @@ def _check_text_file(path: Path, fmt: str) -> None:
 
 
 def read_table(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
-    """Rows and column names of a JSONL, JSON, Parquet or CSV file, read with ``datasets``."""
+    """Rows and column names of a JSONL, JSON, Parquet or CSV file, read with ``datasets``.
+
+    ``datasets`` reads it in a child process: with pandas and pyarrow it takes about 150 MB
+    and seconds to import, which the run process would hold for its whole life (every
+    worker's attempts included) to read a table once. The child sends the rows back pickled,
+    so they are the very values ``datasets`` gives (its type inference included)."""
     path = Path(path)
     fmt = _FORMATS.get(path.suffix.lower())
     if fmt is None:
@@ -134,7 +142,47 @@ def read_table(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
         raise InputError(f"{path}: dataset file not found")
     if fmt in ("json", "csv"):
         _check_text_file(path, fmt)
+    key = (fmt, sha256_file(path))
+    if key not in _TABLES_READ:
+        _TABLES_READ[key] = _read_table_in_child(fmt, path)
+    # Unpickled afresh per call: each caller gets rows of its own.
+    rows, columns = pickle.loads(_TABLES_READ[key])
+    return rows, columns
 
+
+# The tables read so far, pickled, by format and content digest: a process that reads the
+# same table again (a resumed run's reload, a test suite) does not start a reader again.
+_TABLES_READ: dict[tuple[str, str], bytes] = {}
+
+
+def _read_table_in_child(fmt: str, path: Path) -> bytes:
+    child = subprocess.run(
+        [sys.executable, "-c", _READ_TABLE_CHILD, fmt, str(path)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        check=False,
+    )
+    if child.returncode == _UNREADABLE_TABLE:
+        raise InputError(child.stderr.decode("utf-8", errors="replace").strip())
+    if child.returncode != 0:
+        # A crash of the reader itself (not the table's fault): its own traceback tells.
+        tail = child.stderr.decode("utf-8", errors="replace").strip()[-2000:]
+        raise RuntimeError(
+            f"reading {path} with datasets failed (exit {child.returncode}):\n{tail}"
+        )
+    return child.stdout
+
+
+# The exit status by which the child says the table cannot be read (its message on stderr).
+_UNREADABLE_TABLE = 3
+_READ_TABLE_CHILD = (
+    "import sys; from agent_benchmarks.datasets import _read_table_here; "
+    "_read_table_here(sys.argv[1], sys.argv[2])"
+)
+
+
+def _read_table_here(fmt: str, path: str) -> None:
+    """The child's side of :func:`read_table`: the pickled (rows, columns) on stdout."""
     import datasets
 
     datasets.disable_progress_bars()
@@ -144,13 +192,13 @@ def read_table(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
     # mtime could hand back a stale copy of a file rewritten in place.
     with tempfile.TemporaryDirectory(prefix="ab-datasets-") as cache_dir:
         try:
-            table = datasets.load_dataset(
-                fmt, data_files=str(path), split="train", cache_dir=cache_dir
-            )
+            table = datasets.load_dataset(fmt, data_files=path, split="train", cache_dir=cache_dir)
         except Exception as exc:  # datasets wraps parser errors in many types
             cause = exc.__cause__ or exc
-            raise InputError(f"{path}: cannot read as {fmt}: {cause}") from None
-        return table.to_list(), list(table.column_names)
+            print(f"{path}: cannot read as {fmt}: {cause}", file=sys.stderr)
+            sys.exit(_UNREADABLE_TABLE)
+        rows, columns = table.to_list(), list(table.column_names)
+    sys.stdout.buffer.write(pickle.dumps((rows, columns), protocol=pickle.HIGHEST_PROTOCOL))
 
 
 def _require_columns(path: Path, columns: Sequence[str], required: Sequence[str]) -> None:
