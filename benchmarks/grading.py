@@ -37,6 +37,7 @@ from measuring import (
     check_graded,
     compare_runs,
     main_guard,
+    positive,
     run_measured,
     start_report,
     upstream_or_baseline,
@@ -176,7 +177,7 @@ def grader(script: Path, predictions: Path, out: Path, rows: int):
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=100_000, help="rows per suite")
+    parser.add_argument("--rows", type=positive, default=100_000, help="rows per suite")
     add_report_args(parser)
     add_upstream_args(parser)
     args = parser.parse_args()
@@ -213,8 +214,7 @@ def main() -> int:
             for figure in (figures[0], imported[0]):
                 figure.note = f"ours {args.rows / figure.ours:,.0f} rows/s"
             report.add(title, figures + imported)
-    if args.record:
-        report.write(args.record)
+    report.finish(args.record)
     return 0
 
 

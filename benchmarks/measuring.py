@@ -226,22 +226,33 @@ class Report:
     script: str
     ours_commit: str
     upstream_commit: str | None
-    upstream_source: str  # "installed <src>" or "baseline <file> (recorded by: <command>)"
+    upstream_source: str  # Upstream.describe() or Baseline.describe()
     # The exact command (this interpreter, the script's argv) and where it ran.
     command: str = field(default_factory=lambda: shlex.join([sys.executable, *sys.argv]))
     cwd: str = field(default_factory=os.getcwd)
     machine: str = field(default_factory=lambda: f"{platform.node()}, {os.cpu_count()} CPUs")
     recorded_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat())
     tables: dict[str, list[Figure]] = field(default_factory=dict)
+    # Set when our checkout moved while the script ran (others commit meanwhile).
+    ours_commit_at_end: str | None = None
 
     def add(self, title: str, figures: list[Figure]) -> None:
         self.tables[title] = figures
         print_table(title, figures)
 
-    def write(self, path: Path) -> None:
-        data = asdict(self)
-        path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-        print(f"figures recorded in {path}")
+    def finish(self, record: Path | None) -> None:
+        """Say whether our checkout changed during the run; write the record if asked."""
+        at_end = git_commit(REPO)
+        if at_end != self.ours_commit:
+            self.ours_commit_at_end = at_end
+            print(
+                f"note: our checkout changed while this ran ({self.ours_commit} at the start, "
+                f"{at_end} at the end): rounds may have measured different code",
+                flush=True,
+            )
+        if record is not None:
+            record.write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")
+            print(f"figures recorded in {record}", flush=True)
 
 
 def print_table(title: str, figures: list[Figure]) -> None:
@@ -286,9 +297,16 @@ def git_commit(repo: Path) -> str:
     return head + ("+dirty" if dirty else "")
 
 
+def positive(value: str) -> int:
+    number = int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{value}: must be at least 1")
+    return number
+
+
 def add_report_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--rounds", type=int, default=2, help="A B rounds per comparison (default 2)"
+        "--rounds", type=positive, default=2, help="A B rounds per comparison (default 2)"
     )
     parser.add_argument("--record", type=Path, metavar="FILE", help="write the figures as JSON")
     parser.add_argument(

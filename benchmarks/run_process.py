@@ -57,6 +57,7 @@ from measuring import (
     main_guard,
     median,
     ours_env,
+    positive,
     run_measured,
     start_report,
     upstream_or_baseline,
@@ -234,8 +235,10 @@ def parts(value: str) -> list[str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--parts", type=parts, default=list(PARTS), help="help,run,rss (all)")
-    parser.add_argument("--tasks", type=int, help="only the first N WebBench tasks (all 1,637)")
-    parser.add_argument("--help-rounds", type=int, default=5, help="--help rounds (default 5)")
+    parser.add_argument(
+        "--tasks", type=positive, help="only the first N WebBench tasks (all 1,637)"
+    )
+    parser.add_argument("--help-rounds", type=positive, default=5, help="--help rounds (default 5)")
     parser.add_argument("--ours-memory-max-mb", type=int, help="our runner's --memory-max-mb")
     add_report_args(parser)
     add_upstream_args(parser)
@@ -292,8 +295,7 @@ def main() -> int:
                     )
                 )
             report.add(title, figures)
-    if args.record:
-        report.write(args.record)
+    report.finish(args.record)
     return 0
 
 

@@ -198,8 +198,7 @@ def main() -> int:
                     per_mb(ungraded[1], both),
                 ],
             )
-    if args.record:
-        report.write(args.record)
+    report.finish(args.record)
     return 0
 
 
