@@ -319,6 +319,12 @@ def _best_alignment(
     The returned array has ``max(len(gold), len(predicted))`` entries, so unmatched items on
     either side count as 0 when averaged.
     """
+    if len(gold) == 1 and len(predicted) == 1:
+        # One item each: the assignment pairs them (NaN and infinities go on to scipy
+        # below, which refuses them as the official code does).
+        score = float(pair_score(predicted[0], gold[0]))
+        if math.isfinite(score):
+            return np.array([max(0.0, score)])
     scores = np.zeros([len(gold), len(predicted)])
     for gi, gold_item in enumerate(gold):
         for pi, pred_item in enumerate(predicted):
@@ -352,13 +358,19 @@ def _score_strings(pred: Any, gold: Any) -> float:
         gold = str(gold)
     try:
         pred_bags = _to_bags(pred)
-        gold_bags = _to_bags(gold)
+        gold_bags = _gold_bags(gold if type(gold) is str else tuple(gold))
         best = _best_alignment(pred_bags, gold_bags, _gated_f1)
         if best.size == 0:
             return math.nan  # np.mean of an empty array
-        return float(np.mean(best))
+        return float(best[0]) if best.size == 1 else float(np.mean(best))
     except Exception:
         return 0.0
+
+
+@functools.lru_cache(maxsize=4096)
+def _gold_bags(gold: str | tuple[Any, ...]) -> list[set[str]]:
+    """The gold's bags of words, made once per distinct gold; only ever read."""
+    return _to_bags(list(gold) if type(gold) is tuple else gold)
 
 
 # --------------------------------------------------------------------------------------

@@ -71,7 +71,7 @@ import string
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from agent_benchmarks.records import INFRA_STATUSES, TaskScore
 
@@ -286,12 +286,20 @@ def _f1(matched: float, n_said: int, n_wanted: int) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
+@functools.lru_cache(maxsize=4096)
+def _gold_tokens(gold: str) -> tuple[Counter[str], int]:
+    """A gold answer's token counts and length, counted once per distinct gold."""
+    tokens = _tokens(gold)
+    return Counter(tokens), len(tokens)
+
+
 def _ab_token_f1(prediction: str, gold: str) -> float:
-    said, wanted = _tokens(prediction), _tokens(gold)
-    if not said or not wanted:
-        return 1.0 if not said and not wanted else 0.0
-    shared = sum((Counter(said) & Counter(wanted)).values())
-    return _f1(shared, len(said), len(wanted))
+    said = _tokens(prediction)
+    wanted, n_wanted = _gold_tokens(gold)
+    if not said or not n_wanted:
+        return 1.0 if not said and not n_wanted else 0.0
+    shared = sum(min(n, wanted[token]) for token, n in Counter(said).items() if token in wanted)
+    return _f1(shared, len(said), n_wanted)
 
 
 def _ab_number_score(said: float | None, wanted: float) -> float:
@@ -366,8 +374,7 @@ def assistantbench_score(prediction: str | None, gold: str | None) -> UpstreamGr
 # --- the summary ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Graded:
+class _Graded(NamedTuple):
     entry: TaskScore  # the official entry: status, group fields, duration, usage, details
     grade: UpstreamGrade
 
