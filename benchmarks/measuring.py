@@ -232,6 +232,10 @@ class Report:
     cwd: str = field(default_factory=os.getcwd)
     machine: str = field(default_factory=lambda: f"{platform.node()}, {os.cpu_count()} CPUs")
     recorded_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat())
+    # Both sides inherit it: no bytecode caches written, so imports compile at every start.
+    no_bytecode_cache: bool = field(
+        default_factory=lambda: bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
+    )
     tables: dict[str, list[Figure]] = field(default_factory=dict)
     # Set when our checkout moved while the script ran (others commit meanwhile).
     ours_commit_at_end: str | None = None
@@ -404,6 +408,13 @@ def start_report(script: str, upstream: Upstream | None, baseline: Baseline | No
         upstream_commit, source = None, "none"
     report = Report(script, git_commit(REPO), upstream_commit, source)
     print(f"ours: {report.ours_commit} ({REPO}); upstream: {source}", flush=True)
+    if report.no_bytecode_cache:
+        print(
+            "note: PYTHONDONTWRITEBYTECODE is set: every command compiles the modules it imports "
+            "at each start unless caches exist already, so start-up costs more than on a machine "
+            "with caches (on both sides alike)",
+            flush=True,
+        )
     return report
 
 
