@@ -17,7 +17,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from agent_benchmarks.backends import agent_browser_chat, claude_mcp, lightpanda
 from agent_benchmarks.backends.base import AgentOutcome, Backend, PreparedTask
 from agent_benchmarks.cli import entry, non_negative_int, positive_float
 from agent_benchmarks.errors import InputError
@@ -177,13 +176,7 @@ def add_serve_args(parser: argparse.ArgumentParser) -> None:
     serve.add_argument("--port", type=non_negative_int, default=0, help="port (0: any free)")
 
 
-_run_suite = run_command(
-    SUITE,
-    lightpanda.CLI,
-    session_factory=localweb_session,
-    add_suite_args=add_serve_args,
-    scripted_model=SCRIPTED_MODEL,
-)
+# Each command imports its own backend when it runs: none loads the other backends.
 
 
 @entry
@@ -198,36 +191,42 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
         serve_forever(args.host, args.port, faults_from_args(args))
         return 0
-    return _run_suite(argv)
+    from agent_benchmarks.backends import lightpanda
 
-
-_mcp_run = run_command(
-    SUITE,
-    claude_mcp.CLI,
-    session_factory=localweb_session,
-    add_suite_args=add_fault_args,
-    scripted_model=SCRIPTED_MODEL,
-)
+    return run_command(
+        SUITE,
+        lightpanda.CLI,
+        session_factory=localweb_session,
+        add_suite_args=add_serve_args,
+        scripted_model=SCRIPTED_MODEL,
+    )(argv)
 
 
 @entry
 def mcp_main(argv: Sequence[str] | None = None) -> int:
     """``localweb-mcp-run --backend B``: Claude Code on one browser MCP server; without
     ``--provider``/``--base-url`` the oracle plays Claude's model."""
-    return _mcp_run(argv)
+    from agent_benchmarks.backends import claude_mcp
 
-
-_ab_run = run_command(
-    SUITE,
-    agent_browser_chat.CLI,
-    session_factory=localweb_session,
-    add_suite_args=add_fault_args,
-    scripted_model=SCRIPTED_MODEL,
-)
+    return run_command(
+        SUITE,
+        claude_mcp.CLI,
+        session_factory=localweb_session,
+        add_suite_args=add_fault_args,
+        scripted_model=SCRIPTED_MODEL,
+    )(argv)
 
 
 @entry
 def ab_main(argv: Sequence[str] | None = None) -> int:
     """``localweb-ab-run [--engine chrome|lightpanda]``: agent-browser's own chat loop; without
     ``--provider``/``--gateway-url`` the oracle plays the model behind a scripted gateway."""
-    return _ab_run(argv)
+    from agent_benchmarks.backends import agent_browser_chat
+
+    return run_command(
+        SUITE,
+        agent_browser_chat.CLI,
+        session_factory=localweb_session,
+        add_suite_args=add_fault_args,
+        scripted_model=SCRIPTED_MODEL,
+    )(argv)

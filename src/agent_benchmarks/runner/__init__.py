@@ -12,28 +12,10 @@ The pieces, from the outside in:
 * :mod:`.executor`: where attempts run (:class:`Executor`, :class:`LocalPool`);
 * :mod:`.process`: one agent process in its own process group, with a timeout, a memory
   cap and no survivors (:func:`run_process`);
-* :mod:`.progress`: the bar, or one line per attempt when not on a terminal.
+* :mod:`.progress`: the bar, or one line per attempt when not on a terminal;
+* :mod:`.reaping` and :mod:`.scratch`: what an attempt leaves behind, collected.
+
+Import the module you need: this package imports none of them, so that a process needing
+one piece (an attempt's driver, which only reaps) does not load the engine, rich and
+pydantic with it.
 """
-
-from agent_benchmarks.runner.command import BackendCLI, run_command
-from agent_benchmarks.runner.engine import AttemptRunner, execute
-from agent_benchmarks.runner.executor import Executor, LocalPool
-from agent_benchmarks.runner.plan import AttemptKey, Plan, plan_attempts
-from agent_benchmarks.runner.process import ProcessResult, ProcessSpec, run_process
-from agent_benchmarks.runner.session import TaskSession
-
-__all__ = [
-    "AttemptKey",
-    "AttemptRunner",
-    "BackendCLI",
-    "Executor",
-    "LocalPool",
-    "Plan",
-    "ProcessResult",
-    "ProcessSpec",
-    "TaskSession",
-    "execute",
-    "plan_attempts",
-    "run_command",
-    "run_process",
-]
