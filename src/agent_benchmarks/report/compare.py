@@ -27,6 +27,7 @@ ranking an estimate against an exact count would be mixing them silently.
 from __future__ import annotations
 
 import math
+from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -229,7 +230,8 @@ def cost_summary(rows: Sequence[RowSummary], successes: int, attempts: int) -> C
 
 
 def diagnostics(key: str, rows: Sequence[RowSummary]) -> StackDiagnostics:
-    by_tool: dict[str, list[float]] = defaultdict(list)
+    # Latencies as arrays of doubles: a run's calls number in the millions.
+    by_tool: dict[str, array] = defaultdict(lambda: array("d"))
     counts: Counter[str] = Counter()
     errors: Counter[str] = Counter()
     for row in rows:
@@ -240,7 +242,7 @@ def diagnostics(key: str, rows: Sequence[RowSummary]) -> StackDiagnostics:
                 by_tool[name].extend(tally.latencies_ms)
     tools = []
     for name, n in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
-        latencies = by_tool.get(name, [])
+        latencies = by_tool.get(name, array("d"))
         mean_ms = sum(latencies) / len(latencies) if latencies else None
         tools.append(
             ToolStats(
@@ -254,7 +256,9 @@ def diagnostics(key: str, rows: Sequence[RowSummary]) -> StackDiagnostics:
         )
     n_calls = sum(counts.values())
     minutes = sum(r.duration_s for r in rows) / 60
-    every = [ms for latencies in by_tool.values() for ms in latencies]
+    every = array("d")
+    for latencies in by_tool.values():
+        every.extend(latencies)
     return StackDiagnostics(
         key=key,
         n_calls=n_calls,

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from fnmatch import fnmatchcase
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from agent_benchmarks.records import PredictionRow
@@ -74,18 +75,40 @@ def _short(text: str) -> str:
     return text if len(text) <= MAX_VALUE_CHARS else text[: MAX_VALUE_CHARS - 3] + "..."
 
 
+def _required_piece(pattern: str) -> str:
+    """A piece of text every match of ``pattern`` contains: its longest literal run (none,
+    so always tried, for a pattern with a character class)."""
+    return "" if "[" in pattern else max(re.split(r"[*?]", pattern), key=len)
+
+
+@cache
+def _checks(mirrors: tuple[str, ...]) -> tuple[list[tuple[str, str]], re.Pattern[str]]:
+    """The (kind, pattern) pairs, in the order a hit names its pattern, and a search for
+    the pieces a value must contain to match any of them: a run's calls number in the
+    millions and almost none match, so a value without any piece is not matched pattern by
+    pattern."""
+    checks = [("mirror", p.lower()) for p in mirrors]
+    checks += [("local_cache", p.lower()) for p in LOCAL_CACHE_PATTERNS]
+    pieces = [_required_piece(p) for _, p in checks]
+    # No pattern: nothing can match ("(?!)"); an empty piece: everything may.
+    return checks, re.compile("|".join(map(re.escape, pieces)) if pieces else "(?!)")
+
+
 def row_hits(row: PredictionRow, mirrors: tuple[str, ...]) -> list[LeakHit]:
     hits: list[LeakHit] = []
     task_id = row.id.lower() if distinctive(row.id) else None
     attachment = (row.file_name or "").lower()
-    checks = [("mirror", p.lower()) for p in mirrors]
-    checks += [("local_cache", p.lower()) for p in LOCAL_CACHE_PATTERNS]
+    checks, may_match = _checks(mirrors)
     for index, call in enumerate(row.trace):
         fields = [("page_url", call.page_url)] if call.page_url else []
         fields += list(_strings(call.args, "args"))
         for field, value in fields:
             lowered = value.lower()
-            matched = next(((k, p) for k, p in checks if fnmatchcase(lowered, p)), None)
+            matched = (
+                next(((k, p) for k, p in checks if fnmatchcase(lowered, p)), None)
+                if may_match.search(lowered)
+                else None
+            )
             if matched is not None:
                 hits.append(_hit(row, index, call.name, field, value, *matched))
             elif task_id and task_id in (
