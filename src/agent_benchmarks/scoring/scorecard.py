@@ -371,26 +371,29 @@ def _graded(final: _Final, row: PredictionRow, grade: Grade) -> None:
         details = {**details, "contaminated": True}
     if row.details.get("n_refused_calls"):
         details = {**details, "n_refused_calls": row.details["n_refused_calls"]}
-    entry = TaskScore.model_validate(
-        {
-            "id": row.id,
-            "attempt": row.attempt,
-            "score": grade.score,
-            "correct": grade.correct,
-            "status": row.status,
-            "error_class": row.error_class,
-            "prediction": row.prediction,
-            "gold": row.gold,
-            "duration_s": row.duration_s,
-            "usage": row.usage,
-            "details": details,
-            **row.suite_fields(),
-        }
-    )
-    # pydantic keeps, per instance, the set of fields it was given (over 700 bytes, as much
-    # as the rest of an entry). Every field of an entry and of its usage is given, so they
-    # share one set each: nothing here reads which fields were set.
+    # Built without validation: every value comes from a validated row, or is made a float
+    # and a bool here (as validating would). pydantic keeps, per instance, the set of fields
+    # it was given (over 700 bytes, as much as the rest of an entry): every field of an
+    # entry and of its usage is given, so they share one set each (nothing reads it).
+    values = {
+        "id": row.id,
+        "attempt": row.attempt,
+        "score": float(grade.score),
+        "correct": bool(grade.correct),
+        "status": row.status,
+        "error_class": row.error_class,
+        "prediction": row.prediction,
+        "gold": row.gold,
+        "duration_s": row.duration_s,
+        "usage": row.usage,
+        "details": details,
+        **row.suite_fields(),
+    }
+    entry = TaskScore.__new__(TaskScore)
+    object.__setattr__(entry, "__dict__", values)
     object.__setattr__(entry, "__pydantic_fields_set__", _ENTRY_FIELDS)
+    object.__setattr__(entry, "__pydantic_extra__", None)
+    object.__setattr__(entry, "__pydantic_private__", None)
     object.__setattr__(entry.usage, "__pydantic_fields_set__", _USAGE_FIELDS)
     final.entry = entry
     final.upstream = grade.upstream or UpstreamGrade(score=grade.score, correct=grade.correct)
