@@ -6,9 +6,11 @@ import json
 from pathlib import Path
 
 from agent_benchmarks.records import DatasetSource, Manifest, PredictionRow, ToolCall
-from agent_benchmarks.scoring.llm_judge import STRICT, UPSTREAM
+from agent_benchmarks.scoring import scorecard
+from agent_benchmarks.scoring.llm_judge import CACHE_FILE_NAME, STRICT, UPSTREAM, JudgeConfig
 from agent_benchmarks.scoring.llm_judge.upstream_prompt import EMPTY_ANSWER, SYSTEM_PROMPT
 from agent_benchmarks.storage import PredictionsWriter
+from agent_benchmarks.webbench.grade import WebBenchGrader
 from tests.support import run_cli
 from tests.unit.judge_fakes import FakeJudgeServer, Reply, no, yes
 
@@ -276,3 +278,28 @@ def test_retry_flags_are_refused_under_the_upstream_protocol(tmp_path: Path) -> 
     negative = run_cli("webbench-grade", str(run), "--judge-workers", "-1")
     assert negative.returncode == 2 and "--judge-workers" in negative.stderr
     assert not (run / "scores.json").exists()
+
+
+def test_rows_judged_in_several_batches_add_up(tmp_path: Path, monkeypatch) -> None:
+    # A long run reaches the grader a batch at a time; here batches of two rows.
+    monkeypatch.setattr(scorecard, "_BATCH_ROWS", 2)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    snapshot_only = [ToolCall(name="snapshot", output="- heading 'Item'\n- text $5")]
+    rows = [_row(str(i), f"It is ${i}.") for i in range(1, 6)]
+    rows[3] = rows[3].model_copy(update={"trace": snapshot_only})
+    rows[4] = rows[4].model_copy(update={"trace": snapshot_only})
+    run = _write_run(tmp_path, rows)
+    with FakeJudgeServer() as server:
+        server.script(yes(), no(), yes(), no(), yes())
+        base = server.base_url("anthropic")
+        config = JudgeConfig(model="claude-sonnet-4-5", base_url=base, workers=0)
+        grader = WebBenchGrader(config, run / CACHE_FILE_NAME)
+        scores, _ = scorecard.grade_file(run / "predictions.jsonl", grader)
+        assert len(server.requests) == 5
+    verdicts = [e.details["verdict"] for e in scores.per_task]
+    assert verdicts == ["YES", "NO", "YES", "NO", "YES"]
+    judged = scores.grader["judged"]
+    assert (judged["n"], judged["calls"], judged["verdicts"]["YES"]) == (5, 5, 3)
+    assert scores.grader["n_rows_page_text_not_shown"] == 2
+    said = [w for w in scores.warnings if "read pages only with tools" in w]
+    assert len(said) == 1 and said[0].startswith("2 of 5 row(s)")
