@@ -296,3 +296,15 @@ def test_compare_of_rows_with_big_traces_keeps_no_tool_output(tmp_path: Path) ->
     assert len(run.rows) == 5 and len(run.final) == 4
     held = strings_in(run)
     assert held and not [text for text in held if BIG_OUTPUT_MARK in text or len(text) > 1_000]
+
+
+def test_html_traces_refuse_a_predictions_file_rewritten_after_loading(tmp_path: Path) -> None:
+    # The HTML traces read each final row again from where it was: a file rewritten in
+    # between is refused, never shown as another attempt's trace.
+    run = make_run(tmp_path, "run")
+    runs = load_runs([run])
+    report = compare_runs(runs, resamples=20)
+    lines = (run / "predictions.jsonl").read_text().splitlines(keepends=True)
+    (run / "predictions.jsonl").write_text("".join(reversed(lines)))
+    with pytest.raises(InputError, match=r"predictions\.jsonl:1: changed while"):
+        render_html(report, runs)
