@@ -59,11 +59,6 @@ from urllib.parse import quote
 from pydantic import BaseModel, ConfigDict
 
 from agent_benchmarks.attachments import message_attachments
-from agent_benchmarks.backends.agent_browser_chat_attempt import (
-    CLEANUP_LOG,
-    METER_LOG,
-    STDERR_LOG,
-)
 from agent_benchmarks.backends.base import AgentOutcome, Backend, PreparedTask, process_failure
 from agent_benchmarks.backends.lightpanda import bundled_binary, check_binary, check_user_agent
 from agent_benchmarks.backends.lightpanda_trace import strip_ansi
@@ -275,6 +270,10 @@ class VerboseRun:
 def stderr_lines(workdir: Path, stderr: str) -> list[tuple[float | None, str]]:
     """The chat's stderr lines with the time each arrived (seconds since the chat started),
     from the attempt's ``stderr.jsonl``; without it, the process's stderr without times."""
+    # The attempt driver's module, imported where its file names are read: it brings psutil
+    # and the reaping code, which the run process itself never needs.
+    from agent_benchmarks.backends.agent_browser_chat_attempt import STDERR_LOG
+
     try:
         text = (workdir / STDERR_LOG).read_text(encoding="utf-8")
     except OSError:
@@ -518,6 +517,8 @@ class AgentBrowserChatBackend:
         return ProcessSpec(argv=[*argv, str(config_path)], env=env, cwd=workdir, timeout_s=None)
 
     def outcome(self, prepared: PreparedTask, result: ProcessResult) -> AgentOutcome:
+        from agent_benchmarks.backends.agent_browser_chat_attempt import CLEANUP_LOG, METER_LOG
+
         workdir = prepared.workdir.absolute()
         meter = read_meter(workdir / METER_LOG)
         verbose = parse_verbose(stderr_lines(workdir, result.stderr))

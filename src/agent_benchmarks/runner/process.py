@@ -38,8 +38,6 @@ from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-import psutil
-
 MARKER_ENV = "AGENT_BENCHMARKS_ATTEMPT"
 
 CGROUP_V2 = "cgroup-v2"
@@ -476,31 +474,40 @@ def _marked_pids(marker: str, tmpdir: str | None) -> list[int]:
 
 
 def _kill_pids(pids: Iterable[int]) -> set[int]:
-    """SIGKILL these processes, wait until they are gone and return those that were killed."""
-    killed: list[psutil.Process] = []
-    for pid in pids:
-        try:
-            proc = psutil.Process(pid)
-            proc.kill()  # psutil refuses if the pid now belongs to another process
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
-            continue
-        killed.append(proc)
-    deadline = time.monotonic() + _GONE_WAIT_S
-    pending = killed
-    while pending and time.monotonic() < deadline:
-        pending = [proc for proc in pending if _alive(proc)]
-        if pending:
-            time.sleep(0.002)
-    return {proc.pid for proc in killed}
+    """SIGKILL these processes, wait until they are gone and return those that were killed.
 
-
-def _alive(proc: psutil.Process) -> bool:
-    with suppress(ChildProcessError):  # only our own children can be reaped here
-        os.waitpid(proc.pid, os.WNOHANG)
+    Each is signalled through a pidfd, which names the process itself rather than a pid
+    that could meanwhile be given to another one, and which becomes readable when it has
+    exited: the wait is one poll() on all of them, not a loop that sleeps."""
+    pidfds: dict[int, int] = {}
     try:
-        return proc.status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
+        for pid in pids:
+            try:
+                pidfd = os.pidfd_open(pid)
+            except OSError:  # gone already
+                continue
+            try:
+                signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+            except OSError:  # gone meanwhile, or not ours to kill
+                os.close(pidfd)
+                continue
+            pidfds[pid] = pidfd
+        poller = select.poll()
+        for pidfd in pidfds.values():
+            poller.register(pidfd, select.POLLIN)
+        pending = set(pidfds.values())
+        deadline = time.monotonic() + _GONE_WAIT_S
+        while pending and (remaining := deadline - time.monotonic()) > 0:
+            for pidfd, _ in poller.poll(math.ceil(remaining * 1000)):
+                poller.unregister(pidfd)
+                pending.discard(pidfd)
+        for pid in pidfds:
+            with suppress(ChildProcessError):  # only our own children can be reaped here
+                os.waitpid(pid, os.WNOHANG)
+    finally:
+        for pidfd in pidfds.values():
+            os.close(pidfd)
+    return set(pidfds)
 
 
 # --- memory caps -------------------------------------------------------------------------
