@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from agent_benchmarks import __version__
+import agent_benchmarks
 from agent_benchmarks.datasets import LoadedDataset
 from agent_benchmarks.records import Manifest, Mode
 from agent_benchmarks.redact import redact_argv
@@ -55,7 +55,7 @@ def git_state(path: Path = _PACKAGE_DIR) -> tuple[str | None, bool | None]:
 def base_programs() -> dict[str, str]:
     """Versions every run records; backends add the programs they drive."""
     return {
-        "agent-benchmarks": __version__,
+        "agent-benchmarks": agent_benchmarks.__version__,
         "python": platform.python_version(),
         "os": f"{platform.system()} {platform.release()} ({platform.machine()})",
         "python_implementation": f"{platform.python_implementation()} {sys.version.split()[0]}",
@@ -101,7 +101,7 @@ def build_manifest(
         model=model,
         argv=redact_argv(argv),
         started_at=utc_now(),
-        harness_version=__version__,
+        harness_version=agent_benchmarks.__version__,
         git_sha=sha,
         git_dirty=dirty,
         programs={**base_programs(), **(programs or {})},
