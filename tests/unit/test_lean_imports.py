@@ -1,0 +1,106 @@
+"""What a run process loads: only what its command needs, when it needs it.
+
+Each check runs a fresh interpreter and reads its ``sys.modules``: the suites' run modules
+load no backend and no heavy library, ``--help`` loads no SDK, office reader or ``datasets``,
+and reading a dataset table leaves ``datasets``, pandas and pyarrow in the child that read
+it, not in the run process.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+# Libraries a run process must not hold unless its work calls for them: the Hub loader and
+# its table stack, the office readers behind attachments, the model SDKs, MCP, psutil.
+HEAVY = frozenset(
+    {
+        "anthropic",
+        "datasets",
+        "docx",
+        "google",
+        "huggingface_hub",
+        "mcp",
+        "numpy",
+        "openai",
+        "openpyxl",
+        "pandas",
+        "pptx",
+        "psutil",
+        "pyarrow",
+        "scipy",
+        "tavily",
+    }
+)
+SUITES = ("gaia", "assistantbench", "webbench", "localweb")
+
+
+def loaded_after(code: str) -> dict[str, list[str]]:
+    """Run ``code`` in a fresh interpreter; the top-level packages and the
+    ``agent_benchmarks`` modules it left loaded."""
+    report = (
+        "\nimport json, sys\n"
+        "names = sorted(sys.modules)\n"
+        "print(json.dumps({'top': sorted({n.split('.')[0] for n in names}), "
+        "'ours': [n for n in names if n.startswith('agent_benchmarks')]}))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code + report], capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
+@pytest.mark.parametrize("suite", SUITES)
+def test_a_suites_run_module_loads_no_backend(suite: str) -> None:
+    loaded = loaded_after(f"import agent_benchmarks.{suite}.run")
+    backends = {m for m in loaded["ours"] if m.startswith("agent_benchmarks.backends.")}
+    assert backends <= {"agent_benchmarks.backends.base"}, backends  # the interface alone
+    assert not HEAVY & set(loaded["top"])
+
+
+@pytest.mark.parametrize("command", ["main", "mcp_main", "ab_main"])
+def test_help_loads_only_its_own_backend_and_no_heavy_library(command: str) -> None:
+    loaded = loaded_after(
+        f"from agent_benchmarks.webbench.run import {command}\n"
+        "try:\n"
+        f"    {command}(['--help'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+    )
+    backends = {m for m in loaded["ours"] if m.startswith("agent_benchmarks.backends.")}
+    own = {
+        "main": "agent_benchmarks.backends.lightpanda",
+        "mcp_main": "agent_benchmarks.backends.claude_mcp",
+        "ab_main": "agent_benchmarks.backends.agent_browser_chat",
+    }[command]
+    assert own in backends
+    # What the backends share: Lightpanda's binary checks and trace, the MCP stream parser.
+    assert backends - {own} <= {
+        "agent_benchmarks.backends.base",
+        "agent_benchmarks.backends.lightpanda",
+        "agent_benchmarks.backends.lightpanda_trace",
+        "agent_benchmarks.backends.programs",
+        "agent_benchmarks.backends.claude_stream",
+    }, backends
+    assert not HEAVY & set(loaded["top"]), HEAVY & set(loaded["top"])
+
+
+def test_reading_a_table_leaves_datasets_in_the_child() -> None:
+    loaded = loaded_after(
+        "from agent_benchmarks.datasets import load_dataset_bundled\n"
+        "from agent_benchmarks.webbench import DATASET\n"
+        "tasks = load_dataset_bundled(DATASET, 'train').tasks\n"
+        "assert len(tasks) == 1637 and tasks[0].web_name == 'acehardware.com', len(tasks)\n"
+    )
+    assert not {"datasets", "pandas", "pyarrow"} & set(loaded["top"])
+
+
+def test_the_agent_browser_attempt_driver_loads_neither_engine_nor_pydantic() -> None:
+    # Started once per attempt of an -ab-run: its start is the attempt's overhead.
+    loaded = loaded_after("import agent_benchmarks.backends.agent_browser_chat_attempt")
+    assert not {"pydantic", "rich"} & set(loaded["top"])
+    assert "agent_benchmarks.runner.engine" not in loaded["ours"]
