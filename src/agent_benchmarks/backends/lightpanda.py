@@ -9,6 +9,7 @@ and stderr's tail is kept for diagnosis. The binary defaults to the one inside t
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import re
 import subprocess
@@ -92,9 +93,12 @@ STDERR_TAIL_CHARS = 4000
 
 
 def bundled_binary() -> Path:
-    import lightpanda
-
-    return Path(lightpanda.__file__).parent / "lightpanda"
+    """The binary the ``lightpanda`` package ships, found without importing the package
+    (its browser clients bring asyncio, ssl and http: 3 MB the run process never uses)."""
+    spec = importlib.util.find_spec("lightpanda")
+    if spec is None or spec.origin is None:
+        raise ModuleNotFoundError("No module named 'lightpanda'", name="lightpanda")
+    return Path(spec.origin).parent / "lightpanda"
 
 
 def check_binary(path: Path) -> dict[str, str]:
