@@ -62,7 +62,7 @@ from agent_benchmarks.storage import (
 )
 
 
-@dataclass
+@dataclass(slots=True)
 class Grade:
     """The grade of one attempt, as a suite's grader decides it."""
 
