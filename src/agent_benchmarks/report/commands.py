@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from rich.console import Console
@@ -21,7 +21,7 @@ from agent_benchmarks.cli import entry, positive_int
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.report import fmt
 from agent_benchmarks.report.compare import DEFAULT_WEIGHTS, compare_runs, parse_weights
-from agent_benchmarks.report.html import render_html
+from agent_benchmarks.report.html import html_pieces
 from agent_benchmarks.report.leaks import audit_run
 from agent_benchmarks.report.load import check_inputs, load_run, load_runs
 from agent_benchmarks.report.markdown import render_markdown, splice
@@ -30,7 +30,7 @@ from agent_benchmarks.report.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
 from agent_benchmarks.storage import write_json_atomic
 
 
-def _write(path: Path, text: str) -> None:
+def _write(path: Path, text: str | Iterable[str]) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_json_atomic(path, text)  # any text: written whole via a temp file and rename
@@ -143,7 +143,7 @@ def compare_command(argv: Sequence[str]) -> int:
     if args.json_out:
         _write(args.json_out, report.model_dump_json(indent=2) + "\n")
     if args.html_out:
-        _write(args.html_out, render_html(report, runs))
+        _write(args.html_out, html_pieces(report, runs))
     if args.update_doc:
         try:
             document = args.update_doc.read_text(encoding="utf-8")

@@ -15,7 +15,8 @@ from __future__ import annotations
 import html
 import json
 import math
-from collections.abc import Sequence
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
 
 from agent_benchmarks.records import PredictionRow, TaskScore
 from agent_benchmarks.report import fmt, stats
@@ -493,45 +494,56 @@ def _final_row(run: LoadedRun, entry: TaskScore) -> PredictionRow | None:
     return run.read_row(summary) if summary is not None else None
 
 
-def _traces(group: SuiteComparison, runs: dict[str, LoadedRun]) -> str:
-    out = []
+def _traces(group: SuiteComparison, runs: dict[str, LoadedRun]) -> Iterator[str]:
+    """Per task, a ``<details>`` with each stack's attempts, given up attempt by attempt: a
+    run's traces run to hundreds of megabytes of HTML, and only one attempt's is held."""
+    by_task = {row.run_dir: _entries_by_task(runs[row.run_dir]) for row in group.rows}
     for task in group.tasks:
-        marks = []
-        blocks = []
+        marks = [
+            f"#{i} {fmt.cell(task.cells.get(row.key)).split(' · ')[0]}"
+            for i, row in enumerate(group.rows, start=1)
+        ]
+        summary = f'<b>{e(task.task_id)}</b> <span class="muted">{e(" · ".join(marks))}</span>'
+        yield f'<details class="task"><summary>{summary}</summary>'
         for i, row in enumerate(group.rows, start=1):
-            cell = task.cells.get(row.key)
-            marks.append(f"#{i} {fmt.cell(cell).split(' · ')[0]}")
-            run = runs[row.run_dir]
-            entries = sorted(
-                (x for x in run.entries if x.id == task.task_id), key=lambda x: x.attempt
-            )
+            entries = sorted(by_task[row.run_dir].get(task.task_id, []), key=lambda x: x.attempt)
             if not entries:
                 continue
-            items = "".join(_attempt(x, _final_row(run, x)) for x in entries)
-            blocks.append(f"<h4>#{i} {e(row.key)}</h4><ul>{items}</ul>")
-        summary = f'<b>{e(task.task_id)}</b> <span class="muted">{e(" · ".join(marks))}</span>'
-        out.append(f'<details class="task"><summary>{summary}</summary>{"".join(blocks)}</details>')
-    return "".join(out)
+            yield f"<h4>#{i} {e(row.key)}</h4><ul>"
+            run = runs[row.run_dir]
+            for entry in entries:
+                yield _attempt(entry, _final_row(run, entry))
+            yield "</ul>"
+        yield "</details>"
 
 
-def render_group(group: SuiteComparison, runs: dict[str, LoadedRun]) -> str:
+def _entries_by_task(run: LoadedRun) -> dict[str, list[TaskScore]]:
+    out: dict[str, list[TaskScore]] = defaultdict(list)
+    for entry in run.entries:
+        out[entry.id].append(entry)
+    return out
+
+
+def render_group(group: SuiteComparison, runs: dict[str, LoadedRun]) -> Iterator[str]:
     banner = fmt.not_results(group)
     if banner:
         banner = f'<div class="banner"><b>Not benchmark results.</b> {e(banner)}</div>'
-    return (
+    yield (
         f"<section><h2>{e(group.suite)}</h2><p>{e(fmt.view_note(group.view))}</p>"
         f"{banner}{_scoreboard(group)}"
         f"<h3>Headline eligibility</h3>{_eligibility(group)}"
         f"<h3>Charts</h3>{scatter(group)}{durations(group)}{heatmap(group)}"
         f"{_evidence(group)}<h3>Per task: answers, grades and traces</h3>"
-        f"{_traces(group, runs)}</section>"
     )
+    yield from _traces(group, runs)
+    yield "</section>"
 
 
-def render_html(report: ComparisonReport, runs: Sequence[LoadedRun]) -> str:
+def html_pieces(report: ComparisonReport, runs: Sequence[LoadedRun]) -> Iterator[str]:
+    """The HTML report in pieces, in order, to be written as they come (see _traces)."""
     by_dir = {str(run.run_dir): run for run in runs}
     warnings = "".join(f"<li>{e(w)}</li>" for w in report.warnings)
-    return (
+    yield (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         # An inline icon: a browser opening the file must not go looking for favicon.ico.
@@ -544,6 +556,12 @@ def render_html(report: ComparisonReport, runs: Sequence[LoadedRun]) -> str:
         + ", ".join(f"<code>{e(p)}</code>" for p in report.inputs)
         + "</p>"
         + (f"<h3>Warnings</h3><ul>{warnings}</ul>" if warnings else "")
-        + "".join(render_group(group, by_dir) for group in report.groups)
-        + "</body></html>\n"
     )
+    for group in report.groups:
+        yield from render_group(group, by_dir)
+    yield "</body></html>\n"
+
+
+def render_html(report: ComparisonReport, runs: Sequence[LoadedRun]) -> str:
+    """The HTML report as one string (:func:`html_pieces` joined)."""
+    return "".join(html_pieces(report, runs))
