@@ -30,12 +30,13 @@ import math
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
 
 from agent_benchmarks import __version__
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.provenance import utc_now
+from agent_benchmarks.records import TaskScore
 from agent_benchmarks.report import stats
 from agent_benchmarks.report.eligibility import (
     HEADLINE_RULE,
@@ -393,13 +394,34 @@ def _task_fields(runs: Sequence[LoadedRun]) -> dict[str, dict[str, str]]:
     return fields
 
 
-def _task_cell(run: LoadedRun, task_id: str) -> TaskCell | None:
-    entries = [e for e in run.entries if e.id == task_id]
-    if not entries:
+@dataclass
+class _TaskRecords:
+    """One task's graded attempts, rows (retried ones included) and final rows in a run."""
+
+    entries: list[TaskScore] = field(default_factory=list)
+    rows: list[RowSummary] = field(default_factory=list)
+    final: list[RowSummary] = field(default_factory=list)
+
+
+def _by_task(run: LoadedRun) -> dict[str, _TaskRecords]:
+    """A run's records grouped by task once, each in its run's order (not one scan of the
+    whole run per task: runs have thousands of tasks)."""
+    out: dict[str, _TaskRecords] = defaultdict(_TaskRecords)
+    for entry in run.entries:
+        out[entry.id].entries.append(entry)
+    for row in run.rows:
+        out[row.id].rows.append(row)
+    for row in run.final:
+        out[row.id].final.append(row)
+    return out
+
+
+def _task_cell(records: _TaskRecords | None) -> TaskCell | None:
+    if records is None or not records.entries:
         return None
-    rows = [r for r in run.rows if r.id == task_id]
-    tokens = token_summary(rows, successes=0)
-    durations = [r.duration_s for r in run.final if r.id == task_id]
+    entries = records.entries
+    tokens = token_summary(records.rows, successes=0)
+    durations = [r.duration_s for r in records.final]
     return TaskCell(
         attempts=len(entries),
         successes=sum(1 for e in entries if e.correct),
@@ -416,11 +438,12 @@ def _task_lines(keyed: list[tuple[str, LoadedRun]]) -> list[TaskLine]:
         order.update(dict.fromkeys(run.task_ids))
         order.update(dict.fromkeys(e.id for e in run.entries))
     fields = _task_fields([run for _, run in keyed])
+    by_task = [(key, _by_task(run)) for key, run in keyed]
     return [
         TaskLine(
             task_id=task_id,
             fields=fields.get(task_id, {}),
-            cells={key: _task_cell(run, task_id) for key, run in keyed},
+            cells={key: _task_cell(records.get(task_id)) for key, records in by_task},
         )
         for task_id in order
     ]
