@@ -465,10 +465,6 @@ def _usage_averages(entries: Sequence[TaskScore]) -> dict[str, Any]:
     }
 
 
-def _answered(entry: TaskScore) -> bool:
-    return bool((entry.prediction or "").strip())
-
-
 def upstream_view(
     suite: str, graded: Sequence[tuple[TaskScore, UpstreamGrade]]
 ) -> dict[str, Any] | None:
@@ -477,36 +473,44 @@ def upstream_view(
     layout = _LAYOUTS.get(suite)
     if layout is None:
         return None
-    items = [_Graded(entry, grade) for entry, grade in graded]
+    field = layout.group_field
+    items: list[_Graded] = []
     groups: dict[str, list[_Graded]] = {}
-    for item in items:
-        value = getattr(item.entry, layout.group_field)
-        groups.setdefault(str(value) if value else layout.no_group, []).append(item)
-    failed = [i for i in items if i.entry.status in INFRA_STATUSES and _answered(i.entry)]
+    failed: list[_Graded] = []
     per_task = []
-    for item in items:
-        entry, grade = item.entry, item.grade
+    n_answered = timeouts = 0
+    # One pass: this runs once per attempt of a run, a hundred thousand times for a big one.
+    for entry, grade in graded:
+        item = _Graded(entry, grade)
+        items.append(item)
+        values = entry.__dict__
+        group = values[field]
+        groups.setdefault(str(group) if group else layout.no_group, []).append(item)
+        status = values["status"]
+        answered = bool((values["prediction"] or "").strip())
+        n_answered += answered
+        timeouts += status == "timeout"
+        if answered and status in INFRA_STATUSES:
+            failed.append(item)
         line: dict[str, Any] = {
-            "id": entry.id,
-            "attempt": entry.attempt,
-            layout.group_field: getattr(entry, layout.group_field),
+            "id": values["id"],
+            "attempt": values["attempt"],
+            field: group,
             "score": grade.score,
         }
         if grade.score_soft is not None:
             line["score_soft"] = grade.score_soft
-        line |= {
-            "correct": grade.correct,
-            "status": entry.status,
-            "timed_out": entry.status == "timeout",
-            "duration_s": entry.duration_s,
-        }
+        line["correct"] = grade.correct
+        line["status"] = status
+        line["timed_out"] = status == "timeout"
+        line["duration_s"] = values["duration_s"]
         per_task.append(line)
     return {
         "label": UPSTREAM_LABEL,
         "note": UPSTREAM_NOTE,
         "n_tasks": len(items),
-        "n_answered": sum(1 for i in items if _answered(i.entry)),
-        "timeouts": sum(1 for i in items if i.entry.status == "timeout"),
+        "n_answered": n_answered,
+        "timeouts": timeouts,
         **layout.metrics(items),
         layout.group_key: {
             name: {"n": len(members), **layout.metrics(members)}
