@@ -13,7 +13,7 @@ from __future__ import annotations
 from array import array
 from dataclasses import dataclass, field
 
-from agent_benchmarks.records import Status, Usage
+from agent_benchmarks.records import Status
 from agent_benchmarks.report.leaks import mirror_patterns, row_hits
 from agent_benchmarks.report.schema import LeakHit
 from agent_benchmarks.scoring.scorecard import failed_with_answer
@@ -34,6 +34,17 @@ class ToolTally:
     latencies_ms: array = field(default_factory=lambda: array("d"))  # of float ("d")
 
 
+@dataclass(slots=True, frozen=True)
+class RowUsage:
+    """What reports read of a row's :class:`~agent_benchmarks.records.Usage`, by the same
+    names (a pydantic Usage kept per row costs about ten times as much)."""
+
+    total_tokens: int
+    turns: int
+    estimated: bool
+    cost_usd: float | None
+
+
 @dataclass(slots=True)
 class RowSummary:
     """One prediction row as reports read it (see the module)."""
@@ -44,7 +55,7 @@ class RowSummary:
     backend: str
     status: Status
     duration_s: float
-    usage: Usage
+    usage: RowUsage
     # The breakdown fields (compare.BREAKDOWN_FIELDS), read by name.
     level: int | None
     difficulty: str | None
@@ -78,6 +89,7 @@ def summarise_row(read: RowRead) -> RowSummary:
             tally.n_errors += 1
         if call.latency_ms is not None:
             tally.latencies_ms.append(call.latency_ms)
+    usage = row.usage
     refused = row.details.get("n_refused_calls")
     search = row.details.get("search")
     return RowSummary(
@@ -87,7 +99,12 @@ def summarise_row(read: RowRead) -> RowSummary:
         backend=row.backend,
         status=row.status,
         duration_s=row.duration_s,
-        usage=row.usage,
+        usage=RowUsage(
+            total_tokens=usage.total_tokens,
+            turns=usage.turns,
+            estimated=usage.estimated,
+            cost_usd=usage.cost_usd,
+        ),
         level=row.level,
         difficulty=row.difficulty,
         web_name=row.web_name,
