@@ -36,18 +36,19 @@ def plan_attempts(
     retry_errors: bool = True,
 ) -> Plan:
     """The attempts to run, attempt-major (every task's attempt 1, then attempt 2, ...), so a
-    run cut short still has a complete first pass to show."""
-    rows_by_key: dict[tuple[str, int], list[PredictionRow]] = defaultdict(list)
+    run cut short still has a complete first pass to show. ``existing`` may be a stream:
+    only each row's status is kept."""
+    statuses_by_key: dict[tuple[str, int], list[str]] = defaultdict(list)
     for row in existing:
-        rows_by_key[(row.id, row.attempt)].append(row)
+        statuses_by_key[(row.id, row.attempt)].append(row.status)
     todo: list[AttemptKey] = []
     settled = kept = retried = 0
     for attempt in range(1, repeat + 1):
         for task_id in task_ids:
-            rows = rows_by_key.get((task_id, attempt), [])
+            rows = statuses_by_key.get((task_id, attempt), [])
             if not rows:
                 todo.append(AttemptKey(task_id, attempt, 1))
-            elif rows[-1].status not in INFRA_STATUSES:
+            elif rows[-1] not in INFRA_STATUSES:
                 settled += 1
             elif retry_errors:
                 retried += 1
