@@ -54,7 +54,7 @@ from agent_benchmarks.runner.plan import plan_attempts
 from agent_benchmarks.runner.process import memory_cap_method
 from agent_benchmarks.runner.session import TaskSession
 from agent_benchmarks.scoring.scorecard import Grader, read_manifest
-from agent_benchmarks.storage import current_task_id, read_predictions, write_json_atomic
+from agent_benchmarks.storage import PredictionsStream, current_task_id, write_json_atomic
 from agent_benchmarks.suite import SuiteDef
 
 # Flags that define what a run measures. Stored in the manifest; fixed once a run starts.
@@ -355,16 +355,15 @@ def _run(
         empty_retry = False  # a run started without it (or before it existed) stays so
     flags = {name: _jsonable(getattr(args, name, None)) for name in run_flags}
 
-    existing = []
-    if predictions_path.exists():
-        loaded_rows = read_predictions(predictions_path)
-        for warning in loaded_rows.warnings():
+    # Streamed: a resumed run's rows may hold gigabytes of traces; the plan keeps statuses.
+    existing = PredictionsStream(predictions_path) if predictions_path.exists() else []
+    task_ids = [t.id for t in tasks]
+    plan = plan_attempts(task_ids, args.repeat, existing, retry_errors=not args.no_retry_errors)
+    if isinstance(existing, PredictionsStream):
+        for warning in existing.warnings():
             console.print(
                 f"[yellow]warning:[/] {warning}; it is set aside to predictions.jsonl.torn"
             )
-        existing = loaded_rows.rows
-    task_ids = [t.id for t in tasks]
-    plan = plan_attempts(task_ids, args.repeat, existing, retry_errors=not args.no_retry_errors)
 
     with session_factory(suite, args, mode, scripted_model, backend) as session:
         sha, dirty = git_state()
