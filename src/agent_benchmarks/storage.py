@@ -136,12 +136,16 @@ class PredictionsStream:
 
     def _parse(self, raw: bytes, line_number: int, last_unterminated: bool) -> PredictionRow | None:
         where = f"{self.path}:{line_number}"
-        if self.tool_outputs and _OUR_ROW_MARK in raw:
+        if _OUR_ROW_MARK in raw:
             try:
                 row = PredictionRow.model_validate_json(raw)
             except ValidationError:
                 pass  # read again below, which names what is wrong (or the torn tail)
             else:
+                if not self.tool_outputs:
+                    for call in row.trace:
+                        # None is a valid output: set without validating each call again.
+                        call.__dict__["output"] = None
                 return _with_current_id(row)
         try:
             obj = json.loads(raw)
@@ -306,8 +310,12 @@ def write_json_atomic(path: Path, text: str | Iterable[str]) -> None:
     may come in pieces, so a big document is never one string in memory."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.writelines([text] if isinstance(text, str) else text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.writelines([text] if isinstance(text, str) else text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # a document that failed half-way leaves nothing
+        raise

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
 import pytest
 
 from agent_benchmarks.errors import InputError
-from agent_benchmarks.records import PredictionRow
-from agent_benchmarks.storage import PredictionsWriter, read_predictions, set_aside_torn_tail
+from agent_benchmarks.records import PredictionRow, ToolCall
+from agent_benchmarks.storage import (
+    PredictionsStream,
+    PredictionsWriter,
+    read_predictions,
+    set_aside_torn_tail,
+    write_json_atomic,
+)
 
 
 def _row(task_id: str, status: str = "ok") -> PredictionRow:
@@ -92,3 +99,44 @@ def test_writer_after_a_crash_starts_a_clean_line(tmp_path: Path) -> None:
 def test_missing_predictions_file(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="predictions file not found"):
         read_predictions(tmp_path / "none.jsonl")
+
+
+def test_stream_reads_one_row_at_a_time_and_can_drop_tool_outputs(tmp_path: Path) -> None:
+    path = tmp_path / "predictions.jsonl"
+    call = ToolCall(name="markdown", args={"url": "https://x"}, output="page text " * 100)
+    ours = _row("a").model_copy(update={"trace": [call, call]})
+    upstreams = {
+        "id": "u1",
+        "task": "q",
+        "gold": "g",
+        "prediction": "p",
+        "timed_out": False,
+        "trace": [{"tool": "markdown", "args": {"url": "https://y"}, "output": "page"}],
+    }
+    with PredictionsWriter(path) as writer:
+        writer.append(ours)
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(upstreams) + "\n" + '{"id": "torn')
+    stream = PredictionsStream(path, suite="gaia", tool_outputs=False)
+    reads = list(stream.reads())
+    assert [r.row.id for r in reads] == ["a", "u1"]
+    calls = [c for r in reads for c in r.row.trace]
+    assert len(calls) == 3 and all(c.output is None for c in calls)
+    assert reads[0].row.trace[0].args == {"url": "https://x"}
+    assert (stream.n_rows, stream.n_imported, stream.torn.line_number) == (2, 1, 3)
+    assert stream.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+    # Read again by its place in the file: the whole row, outputs included.
+    again = PredictionsStream(path).row_at(reads[0].offset, reads[0].line_number)
+    assert again == ours
+
+
+def test_a_document_that_fails_half_way_leaves_nothing(tmp_path: Path) -> None:
+    target = tmp_path / "report.html"
+
+    def pieces():
+        yield "<html>"
+        raise RuntimeError("the run changed under the report")
+
+    with pytest.raises(RuntimeError):
+        write_json_atomic(target, pieces())
+    assert list(tmp_path.iterdir()) == []
