@@ -103,20 +103,21 @@ def _known_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
 def redact_text(text: str, environ: Mapping[str, str] | None = None) -> str:
     for value in _known_secrets(environ):
         text = text.replace(value, REDACTED)
+    lowered: str | None = None  # text.lower(), made once for the case-insensitive patterns
+    folds_specially = False
     for pattern, replacement, required in _TEXT_PATTERNS:
-        if _may_match(pattern, text, required):
-            text = pattern.sub(replacement, text)
+        haystack = text
+        if pattern.flags & re.IGNORECASE:
+            if lowered is None:
+                lowered = text.lower()
+                folds_specially = _CASE_SPECIALS.search(text) is not None
+            haystack = lowered
+        may_match = all(any(word in haystack for word in group) for group in required)
+        if may_match or (folds_specially and haystack is lowered):
+            redacted = pattern.sub(replacement, text)
+            if redacted != text:
+                text, lowered = redacted, None
     return text
-
-
-def _may_match(pattern: re.Pattern[str], text: str, required: tuple[tuple[str, ...], ...]) -> bool:
-    """False only when ``pattern`` cannot match ``text``: a group of strings it needs, none
-    of which ``text`` contains."""
-    if pattern.flags & re.IGNORECASE:
-        if _CASE_SPECIALS.search(text):
-            return True
-        text = text.lower()
-    return all(any(needle in text for needle in group) for group in required)
 
 
 def redact_argv(argv: Iterable[str], environ: Mapping[str, str] | None = None) -> list[str]:
