@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from agent_benchmarks.records import ToolCall
-from agent_benchmarks.report.leaks import audit_run, distinctive, row_hits
+from agent_benchmarks.report.audit import audit_run
+from agent_benchmarks.report.leaks import distinctive, row_hits
 from agent_benchmarks.report.load import load_run
 from tests.support import run_cli
 from tests.unit.report_builders import Attempt, make_run, row_for, uniform

@@ -20,9 +20,9 @@ from rich.table import Table
 from agent_benchmarks.cli import entry, positive_int
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.report import fmt
+from agent_benchmarks.report.audit import audit_run
 from agent_benchmarks.report.compare import DEFAULT_WEIGHTS, compare_runs, parse_weights
 from agent_benchmarks.report.html import html_pieces
-from agent_benchmarks.report.leaks import audit_run
 from agent_benchmarks.report.load import check_inputs, load_run, load_runs
 from agent_benchmarks.report.markdown import render_markdown, splice
 from agent_benchmarks.report.schema import SCORE_VIEWS, VIEW_TITLES, ComparisonReport, LeakAudit

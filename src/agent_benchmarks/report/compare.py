@@ -38,13 +38,13 @@ from agent_benchmarks.errors import InputError
 from agent_benchmarks.provenance import utc_now
 from agent_benchmarks.records import TaskScore
 from agent_benchmarks.report import stats
+from agent_benchmarks.report.audit import audit_run
 from agent_benchmarks.report.eligibility import (
     HEADLINE_RULE,
     Candidate,
     assess,
     budgets_of,
 )
-from agent_benchmarks.report.leaks import audit_run
 from agent_benchmarks.report.load import LoadedRun
 from agent_benchmarks.report.rows import RowSummary
 from agent_benchmarks.report.schema import (
