@@ -148,7 +148,7 @@ class PredictionsStream:
                         call.__dict__["output"] = None
                 return _with_current_id(row)
         try:
-            obj = json.loads(raw)
+            obj = json.loads(raw.decode("utf-8"))  # strict: a BOM or bad bytes are refused
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             if last_unterminated:
                 self.torn = TornLine(line_number, raw.decode("utf-8", "replace"))

@@ -140,3 +140,10 @@ def test_a_document_that_fails_half_way_leaves_nothing(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError):
         write_json_atomic(target, pieces())
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_line_with_a_byte_order_mark_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "predictions.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + _row("a").model_dump_json().encode() + b"\n")
+    with pytest.raises(InputError, match=r"predictions.jsonl:1: not a JSON line"):
+        read_predictions(path)

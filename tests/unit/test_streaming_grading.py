@@ -7,6 +7,7 @@ into memory (commit 1dde94f), from the run folders :mod:`tests.unit.golden_runs`
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -29,16 +30,21 @@ def _golden(name: str) -> dict:
     return json.loads((golden_runs.GOLDEN_DIR / f"{name}.json").read_text())
 
 
+def _same(scores: dict, expected: dict) -> None:
+    """Equal, keys in the same order (pydantic writes them in field order)."""
+    assert json.dumps(scores, indent=1) == json.dumps(expected, indent=1)
+
+
 @pytest.mark.parametrize("suite", golden_runs.SUITES)
 def test_scores_are_the_ones_recorded_before_streaming(tmp_path: Path, suite: str) -> None:
     predictions = golden_runs.ours(tmp_path / suite, suite)
-    assert golden_runs.normalised(_grade(GRADERS[suite], predictions)) == _golden(suite)
+    _same(golden_runs.normalised(_grade(GRADERS[suite], predictions)), _golden(suite))
 
 
 def test_upstream_rows_score_as_recorded(tmp_path: Path) -> None:
     predictions = golden_runs.upstreams(tmp_path / "upstream")
     scores = golden_runs.normalised(_grade("gaia-grade", predictions))
-    assert scores == _golden("upstream-gaia")
+    _same(scores, _golden("upstream-gaia"))
     assert scores["provenance"]["imported"] == "upstream"
 
 
@@ -46,7 +52,7 @@ def test_big_traces_change_no_score(tmp_path: Path) -> None:
     predictions = golden_runs.ours(tmp_path / "small", "gaia")
     inflated = golden_runs.inflate(predictions, tmp_path / "big" / "predictions.jsonl", calls=40)
     assert inflated.stat().st_size > 100 * predictions.stat().st_size
-    assert golden_runs.normalised(_grade("gaia-grade", inflated)) == _golden("gaia")
+    _same(golden_runs.normalised(_grade("gaia-grade", inflated)), _golden("gaia"))
 
 
 def _scores(name: str) -> Scores:
@@ -67,3 +73,16 @@ def test_scores_json_is_written_in_pieces_as_pydantic_writes_it_whole(name: str)
         pieces = list(scores_json(scores, slice_size=7))
         assert "".join(pieces) == scores.model_dump_json(indent=2) + "\n"
     assert len(pieces) > len(whole.per_task) // 7  # never one string as big as the file
+
+
+def test_a_nan_duration_is_written_as_null_everywhere(tmp_path: Path) -> None:
+    predictions = golden_runs.upstreams(tmp_path / "upstream")
+    lines = predictions.read_text().splitlines()
+    lines[0] = re.sub(r'"duration_s": [0-9.]+', '"duration_s": NaN', lines[0])
+    predictions.write_text("\n".join(lines) + "\n")
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"{constant} in scores.json: not JSON")
+
+    scores = json.loads(_grade("gaia-grade", predictions), parse_constant=refuse)
+    assert scores["upstream_view"]["per_task"][0]["duration_s"] is None

@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from agent_benchmarks.errors import InputError
 from agent_benchmarks.records import DatasetSource, Manifest, PredictionRow, ToolCall
 from agent_benchmarks.scoring import scorecard
 from agent_benchmarks.scoring.llm_judge import CACHE_FILE_NAME, STRICT, UPSTREAM, JudgeConfig
@@ -303,3 +306,17 @@ def test_rows_judged_in_several_batches_add_up(tmp_path: Path, monkeypatch) -> N
     assert scores.grader["n_rows_page_text_not_shown"] == 2
     said = [w for w in scores.warnings if "read pages only with tools" in w]
     assert len(said) == 1 and said[0].startswith("2 of 5 row(s)")
+
+
+def test_a_file_refused_late_costs_no_judge_call(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(scorecard, "_BATCH_ROWS", 2)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    rows = [_row(str(i), f"It is ${i}.") for i in range(1, 6)]
+    run = _write_run(tmp_path, [*rows, rows[0]])  # the last row repeats a settled attempt
+    with FakeJudgeServer() as server:
+        server.script(yes(), yes(), yes(), yes(), yes())
+        config = JudgeConfig(model="claude-sonnet-4-5", base_url=server.base_url("anthropic"))
+        grader = WebBenchGrader(config, run / CACHE_FILE_NAME)
+        with pytest.raises(InputError, match="duplicate rows for task 'webbench-1'"):
+            scorecard.grade_file(run / "predictions.jsonl", grader)
+        assert server.requests == []

@@ -79,7 +79,9 @@ class Grader(Protocol):
     ``readiness_problem() -> str | None`` (why grading would fail before it starts, such as
     a judge without its API key: a run that grades at the end refuses to start) and
     ``print_details(scores, console)`` (more tables after the summary) and ``warnings() ->
-    list[str]`` (what it has to say once every row is graded; goes in scores.json)."""
+    list[str]`` (what it has to say once every row is graded; goes in scores.json); and an
+    optional attribute ``pays_per_row`` (True for a judge that costs money: the whole file
+    is checked before its first row is graded)."""
 
     suite: str
     needs_gold: bool
@@ -261,9 +263,10 @@ class _Final:
 class _Scorecard:
     """Reads rows once, in file order, keeping per (task, attempt) only its entry."""
 
-    def __init__(self, path: Path, grader: Grader):
+    def __init__(self, path: Path, grader: Grader, grading: bool = True):
         self.path = path
         self.grader = grader
+        self.grading = grading  # False: only check the rows (see pays_per_row)
         self.finals: dict[tuple[str, int], _Final] = {}
         self.superseded = 0
         self.n_rows = 0
@@ -310,6 +313,8 @@ class _Scorecard:
             self.superseded += 1
         final = _Final(row.status)
         self.finals[key] = final  # a retry keeps the place of the attempt it replaces
+        if not self.grading:
+            return
         if final.settled:
             self.batch.append((final, row))
             self.batch_bytes += size
@@ -372,10 +377,12 @@ def _graded(final: _Final, row: PredictionRow, grade: Grade) -> None:
     if row.details.get("n_refused_calls"):
         details = {**details, "n_refused_calls": row.details["n_refused_calls"]}
     # Built without validation: every value comes from a validated row, or is made a float
-    # and a bool here (as validating would). pydantic keeps, per instance, the set of fields
-    # it was given (over 700 bytes, as much as the rest of an entry): every field of an
-    # entry and of its usage is given, so they share one set each (nothing reads it).
+    # and a bool here (as validating would); pydantic writes the keys in this order.
+    # pydantic keeps, per instance, the set of fields it was given (over 700 bytes, as much
+    # as the rest of an entry): every field of an entry and of its usage is given, so they
+    # share one set each (nothing reads it).
     values = {
+        **row.suite_fields(),  # first, where pydantic puts the inherited fields
         "id": row.id,
         "attempt": row.attempt,
         "score": float(grade.score),
@@ -387,7 +394,6 @@ def _graded(final: _Final, row: PredictionRow, grade: Grade) -> None:
         "duration_s": row.duration_s,
         "usage": row.usage,
         "details": details,
-        **row.suite_fields(),
     }
     entry = TaskScore.__new__(TaskScore)
     object.__setattr__(entry, "__dict__", values)
@@ -429,10 +435,12 @@ def without_cycle_collection() -> Iterator[None]:
     them again at every full collection (a third of the grading time). Each graded batch is
     frozen (:func:`gc.freeze`: left out of collections; freed as usual when let go), so the
     collector still reclaims what a batch's work leaves in cycles (a judge's HTTP calls)."""
+    frozen_before = gc.get_freeze_count()
     try:
         yield
     finally:
-        gc.unfreeze()
+        if not frozen_before:  # a caller's own freeze is left as it was
+            gc.unfreeze()
 
 
 def _build_scores(
@@ -444,8 +452,15 @@ def _build_scores(
     progress: Callable[[str], None] | None,
     provenance: dict[str, Any] | None,
 ) -> Scores:
-    card = _Scorecard(predictions_path, grader)
     stream = rows if isinstance(rows, PredictionsStream) else None
+    if stream is not None and getattr(grader, "pays_per_row", False):
+        # Grading starts before the file is read to its end: a grader that costs money is
+        # not paid for rows of a file refused later (a bad line, a duplicate, no gold).
+        checking = _Scorecard(predictions_path, grader, grading=False)
+        for read in stream.reads():
+            checking.add(read.row)
+        del checking
+    card = _Scorecard(predictions_path, grader)
     if stream is not None:
         for read in stream.reads():
             card.add(read.row, read.size, (read.offset, read.line_number))
@@ -612,7 +627,7 @@ def scores_json(scores: Scores, slice_size: int = _SLICE) -> Iterator[str]:
     if view is not None and lines:
         before, after = text.split(view_mark, 1)
         yield before + '\n    "per_task": ['
-        yield from _list_items(lines, to_json, slice_size, indent=6)
+        yield from _list_items(lines, _view_lines_json, slice_size, indent=6)
         text = "\n    ]" + after
     head, tail = text.rsplit('\n  "per_task": []', 1)
     if not scores.per_task:
@@ -621,6 +636,11 @@ def scores_json(scores: Scores, slice_size: int = _SLICE) -> Iterator[str]:
     yield head + '\n  "per_task": ['
     yield from _list_items(scores.per_task, _ENTRIES.dump_json, slice_size, indent=4)
     yield "\n  ]" + tail + "\n"
+
+
+def _view_lines_json(lines: Sequence[dict[str, Any]], indent: int) -> bytes:
+    # As model_dump_json writes a dict field: NaN and infinities as null.
+    return to_json(lines, indent=indent, inf_nan_mode="null")
 
 
 def _list_items(

@@ -45,6 +45,7 @@ class WebBenchGrader:
     suite = "webbench"
     needs_gold = False
     group_fields = ("difficulty", "web_name")
+    pays_per_row = True  # the file is checked whole before the first judge call
 
     def __init__(self, config: JudgeConfig, cache_path: Path):
         self.config = config
