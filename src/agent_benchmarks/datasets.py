@@ -10,8 +10,10 @@ split, the columns it needs and how a row becomes a :class:`~agent_benchmarks.re
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import json
 import logging
+import os
 import pickle
 import random
 import subprocess
@@ -144,7 +146,13 @@ def read_table(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
         _check_text_file(path, fmt)
     key = (fmt, sha256_file(path))
     if key not in _TABLES_READ:
-        _TABLES_READ[key] = _read_table_in_child(fmt, path)
+        cache = _table_cache_file(*key)
+        pickled = _read_table_cache(cache) if cache is not None else None
+        if pickled is None:
+            pickled = _read_table_in_child(fmt, path)
+            if cache is not None:
+                _write_table_cache(cache, pickled)
+        _TABLES_READ[key] = pickled
     # Unpickled afresh per call: each caller gets rows of its own.
     rows, columns = pickle.loads(_TABLES_READ[key])
     return rows, columns
@@ -153,6 +161,47 @@ def read_table(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
 # The tables read so far, pickled, by format and content digest: a process that reads the
 # same table again (a resumed run's reload, a test suite) does not start a reader again.
 _TABLES_READ: dict[tuple[str, str], bytes] = {}
+# What the reader does to a table; raised when it changes, so older cached reads are unused.
+_TABLE_READER_VERSION = 1
+
+
+def _table_cache_file(fmt: str, digest: str) -> Path | None:
+    """Where the rows ``datasets`` read from a table are kept for the next process: the
+    user's cache, by format, content digest, datasets version and reader version, so a run
+    of a table read before (WebBench's bundled copy, a --dataset-file) starts without the
+    reader (2 s without bytecode caches). None when datasets is not installed."""
+    try:
+        version = importlib.metadata.version("datasets")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    name = f"{digest}.{fmt}.datasets-{version}.reader-{_TABLE_READER_VERSION}.json"
+    return root / "agent-benchmarks" / "tables" / name
+
+
+def _read_table_cache(cache: Path) -> bytes | None:
+    try:
+        rows, columns = json.loads(cache.read_text(encoding="utf-8"))
+    except (OSError, ValueError, TypeError):  # none yet, or not one of ours
+        return None
+    return pickle.dumps((rows, columns), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _write_table_cache(cache: Path, pickled: bytes) -> None:
+    """Keep the rows as JSON, only if JSON gives them back equal (no dates, bytes or NaN:
+    such a table is read by the child each time); a cache that cannot be written is
+    skipped, never an error."""
+    table = pickle.loads(pickled)
+    text = json.dumps(table)
+    if tuple(json.loads(text)) != table:
+        return
+    partial = cache.with_name(f".{cache.name}.{os.getpid()}.tmp")
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        partial.write_text(text, encoding="utf-8")
+        os.replace(partial, cache)
+    except OSError:
+        partial.unlink(missing_ok=True)
 
 
 def _read_table_in_child(fmt: str, path: Path) -> bytes:

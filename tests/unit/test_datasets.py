@@ -4,6 +4,9 @@ flags, and the one-line errors for bad input."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +17,7 @@ from agent_benchmarks.datasets import (
     load_dataset_bundled,
     load_tasks,
     select_tasks,
+    sha256_file,
     site_of,
 )
 from agent_benchmarks.errors import InputError
@@ -513,3 +517,50 @@ def test_hub_unreachable_is_one_clear_line(tmp_path: Path) -> None:
     assert len(result.stderr.strip().splitlines()) == 1
     assert "cannot get AssistantBench/AssistantBench" in result.stderr
     assert "--dataset-file" in result.stderr
+
+
+READ_TWICE = """
+import json, sys
+from pathlib import Path
+started = []  # the programs this process starts (the table reader is one)
+sys.addaudithook(lambda event, args: event == "subprocess.Popen" and started.append(args[1]))
+from agent_benchmarks.datasets import read_table
+rows, columns = read_table(Path(sys.argv[1]))
+print(json.dumps({"rows": rows, "columns": columns, "readers_started": len(started)}))
+"""
+
+
+def test_a_table_read_once_is_read_from_the_users_cache_by_the_next_process(
+    tmp_path: Path,
+) -> None:
+    table = tmp_path / "tasks.csv"
+    table.write_text("ID,Task,Score\n7,read the page,1.5\n8,count the links,\n", encoding="utf-8")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+
+    def read_in_a_new_process() -> dict:
+        proc = subprocess.run(
+            [sys.executable, "-c", READ_TWICE, str(table)],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+        )
+        return json.loads(proc.stdout)
+
+    first, second = read_in_a_new_process(), read_in_a_new_process()
+    # datasets' own reading of the CSV (its types: ints, a float, a missing value as None).
+    assert first["rows"] == [
+        {"ID": 7, "Task": "read the page", "Score": 1.5},
+        {"ID": 8, "Task": "count the links", "Score": None},
+    ]
+    assert (first["columns"], first["readers_started"]) == (["ID", "Task", "Score"], 1)
+    assert {**second, "readers_started": 0} == {**first, "readers_started": 0}
+    assert second["readers_started"] == 0
+    (cached,) = (tmp_path / "cache" / "agent-benchmarks" / "tables").iterdir()
+    assert cached.name.startswith(sha256_file(table)) and cached.name.endswith(".json")
+
+    # A table changed in place is a new digest: read again, never the old rows.
+    table.write_text("ID,Task,Score\n9,another task,2\n", encoding="utf-8")
+    third = read_in_a_new_process()
+    assert third["rows"] == [{"ID": 9, "Task": "another task", "Score": 2}]
+    assert third["readers_started"] == 1
