@@ -267,7 +267,20 @@ _TOKEN_SPLIT = re.compile(" |-")
 _PUNCTUATION = frozenset(string.punctuation)
 
 
+_DECIMAL_DIGIT = re.compile(r"\d")  # what float() reads as a digit: Unicode decimals
+_FLOAT_WORDS = frozenset({"nan", "inf", "infinity"})
+
+
 def _looks_numeric(text: str) -> bool:
+    """Whether ``float()`` accepts ``text``. Most tokens are words: without a digit, only
+    a signed or unsigned nan/inf/infinity can be one, and a failed ``float()`` (an
+    exception) costs more than the rest of the token's normalisation."""
+    if _DECIMAL_DIGIT.search(text) is None:
+        word = text.strip().lower()
+        if word[:1] in ("+", "-"):
+            word = word[1:]
+        if word not in _FLOAT_WORDS:
+            return False
     try:
         float(text)
     except ValueError:
