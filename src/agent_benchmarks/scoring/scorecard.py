@@ -112,24 +112,30 @@ class FinalRows:
     superseded: int  # infrastructure failures a resume retried
 
 
-def final_rows(rows: Iterable[PredictionRow], path: Path) -> FinalRows:
-    by_key: dict[tuple[str, int], list[PredictionRow]] = defaultdict(list)
-    for row in rows:
-        by_key[(row.id, row.attempt)].append(row)
-    final: list[PredictionRow] = []
+def final_rows(rows: Iterable[Any], path: Path) -> FinalRows:
+    """The last row of each (task, attempt), in the order attempts first appear; ``rows``
+    may be any objects with ``id``, ``attempt`` and ``status`` (reports pass slim rows)."""
+    latest: dict[tuple[str, int], Any] = {}
     superseded = 0
-    for (task_id, attempt), group in by_key.items():
-        earlier = group[:-1]
-        settled = [r for r in earlier if r.status not in INFRA_STATUSES]
-        if settled:
-            raise InputError(
-                f"{path}: duplicate rows for task {task_id!r} attempt {attempt}: a row with "
-                f"status {settled[0].status!r} is followed by another; a run writes one final "
-                "row per attempt (only timeouts and errors are retried)"
-            )
-        superseded += len(earlier)
-        final.append(group[-1])
-    return FinalRows(rows=final, superseded=superseded)
+    for row in rows:
+        key = (row.id, row.attempt)
+        earlier = latest.get(key)
+        if earlier is not None:
+            refuse_duplicate(path, row.id, row.attempt, earlier.status)
+            superseded += 1
+        latest[key] = row  # a retry keeps the place of the attempt it replaces
+    return FinalRows(rows=list(latest.values()), superseded=superseded)
+
+
+def refuse_duplicate(path: Path, task_id: str, attempt: int, earlier_status: str) -> None:
+    """A later row for an attempt replaces an earlier one only if that one was an
+    infrastructure failure (a resume retried it); anything else is a duplicate."""
+    if earlier_status not in INFRA_STATUSES:
+        raise InputError(
+            f"{path}: duplicate rows for task {task_id!r} attempt {attempt}: a row with "
+            f"status {earlier_status!r} is followed by another; a run writes one final "
+            "row per attempt (only timeouts and errors are retried)"
+        )
 
 
 def read_manifest(run_dir: Path) -> Manifest | None:
@@ -303,13 +309,7 @@ class _Scorecard:
         key = (row.id, row.attempt)
         earlier = self.finals.get(key)
         if earlier is not None:
-            if earlier.settled:
-                raise InputError(
-                    f"{self.path}: duplicate rows for task {row.id!r} attempt {row.attempt}: "
-                    f"a row with status {earlier.status!r} is followed by another; a "
-                    "run writes one final row per attempt (only timeouts and errors are "
-                    "retried)"
-                )
+            refuse_duplicate(self.path, row.id, row.attempt, earlier.status)
             self.superseded += 1
         final = _Final(row.status)
         self.finals[key] = final  # a retry keeps the place of the attempt it replaces
