@@ -222,15 +222,6 @@ class PredictionsFile:
         return _torn_warnings(self.path, self.torn)
 
 
-def file_sha256(path: Path) -> str:
-    """The sha256 of a file, read in blocks (a predictions file may be gigabytes)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def read_predictions(path: Path, suite: Suite | None = None) -> PredictionsFile:
     """Read and validate every row into memory; raise :class:`InputError` naming the first
     bad line. For files of any size, iterate a :class:`PredictionsStream` instead.

@@ -41,6 +41,7 @@ from rich.console import Console
 from rich.table import Table
 
 from agent_benchmarks import upstream
+from agent_benchmarks.datasets import sha256_file
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.records import (
     INFRA_STATUSES,
@@ -57,7 +58,6 @@ from agent_benchmarks.storage import (
     PredictionsFile,
     PredictionsStream,
     current_task_id,
-    file_sha256,
     write_json_atomic,
 )
 
@@ -468,7 +468,7 @@ def _build_scores(
     else:
         for row in rows:
             card.add(row)
-        sha256 = file_sha256(predictions_path)
+        sha256 = sha256_file(predictions_path)
     if card.n_rows == 0:
         raise InputError(f"{predictions_path}: no prediction rows to grade")
     card.grade_deferred(stream)
