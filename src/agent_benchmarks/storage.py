@@ -123,15 +123,21 @@ class PredictionsStream:
                 yield RowRead(row, at, size, line_number)
         self.sha256 = digest.hexdigest()
 
-    def row_at(self, offset: int, line_number: int) -> PredictionRow:
-        """The row whose line starts at ``offset`` (from :meth:`reads`), read again."""
+    def row_at(self, offset: int, line_number: int, expected: tuple[str, int]) -> PredictionRow:
+        """The row whose line starts at ``offset`` (from :meth:`reads`), read again; an
+        InputError if it is no longer the (task, attempt) ``expected`` there (the file was
+        rewritten since)."""
         n_imported = self.n_imported  # counted when the row was first read
         with open(self.path, "rb") as fh:
             fh.seek(offset)
             row = self._parse(fh.readline(), line_number, last_unterminated=False)
         self.n_imported = n_imported
-        if row is None:  # the file changed under us
-            raise InputError(f"{self.path}:{line_number}: the row read before is gone")
+        if row is None or (row.id, row.attempt) != expected:
+            task_id, attempt = expected
+            raise InputError(
+                f"{self.path}:{line_number}: changed since it was read (task {task_id!r} "
+                f"attempt {attempt} is no longer there)"
+            )
         return row
 
     def _parse(self, raw: bytes, line_number: int, last_unterminated: bool) -> PredictionRow | None:

@@ -306,5 +306,5 @@ def test_html_traces_refuse_a_predictions_file_rewritten_after_loading(tmp_path:
     report = compare_runs(runs, resamples=20)
     lines = (run / "predictions.jsonl").read_text().splitlines(keepends=True)
     (run / "predictions.jsonl").write_text("".join(reversed(lines)))
-    with pytest.raises(InputError, match=r"predictions\.jsonl:1: changed while"):
+    with pytest.raises(InputError, match=r"predictions\.jsonl:1: changed since it was read"):
         render_html(report, runs)

@@ -126,8 +126,11 @@ def test_stream_reads_one_row_at_a_time_and_can_drop_tool_outputs(tmp_path: Path
     assert (stream.n_rows, stream.n_imported, stream.torn.line_number) == (2, 1, 3)
     assert stream.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
     # Read again by its place in the file: the whole row, outputs included.
-    again = PredictionsStream(path).row_at(reads[0].offset, reads[0].line_number)
+    again = PredictionsStream(path).row_at(reads[0].offset, reads[0].line_number, ("a", 1))
     assert again == ours
+    # A file rewritten since: the line there is another attempt's, and it is refused.
+    with pytest.raises(InputError, match=r":2: changed since it was read \(task 'a' attempt 1"):
+        PredictionsStream(path, suite="gaia").row_at(reads[1].offset, 2, ("a", 1))
 
 
 def test_a_document_that_fails_half_way_leaves_nothing(tmp_path: Path) -> None:

@@ -102,13 +102,7 @@ class LoadedRun(BaseModel):
         predictions = self.run_dir / "predictions.jsonl"
         suite: Any = self.suite
         stream = PredictionsStream(predictions, suite, tool_outputs=False)
-        whole = stream.row_at(row.offset, row.line_number)
-        if (whole.id, whole.attempt) != (row.id, row.attempt):
-            raise InputError(
-                f"{predictions}:{row.line_number}: changed while it was being reported on "
-                f"(task {row.id!r} attempt {row.attempt} is no longer there)"
-            )
-        return whole
+        return stream.row_at(row.offset, row.line_number, (row.id, row.attempt))
 
     @property
     def entries(self) -> list[TaskScore]:

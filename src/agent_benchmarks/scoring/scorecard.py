@@ -344,11 +344,11 @@ class _Scorecard:
     def grade_deferred(self, stream: PredictionsStream | None) -> None:
         """Grade the failures that printed an answer and were not retried."""
         self.grade_batch()
-        for final in self.finals.values():
+        for key, final in self.finals.items():
             if final.deferred is None:
                 continue
             where, final.deferred = final.deferred, None
-            row = where if isinstance(where, PredictionRow) else stream.row_at(*where)
+            row = where if isinstance(where, PredictionRow) else stream.row_at(*where, key)
             self.batch.append((final, row))
             if len(self.batch) >= _BATCH_ROWS:
                 self.grade_batch()
