@@ -9,8 +9,10 @@ it, not in the run process.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -38,9 +40,9 @@ HEAVY = frozenset(
 SUITES = ("gaia", "assistantbench", "webbench", "localweb")
 
 
-def loaded_after(code: str) -> dict[str, list[str]]:
-    """Run ``code`` in a fresh interpreter; the top-level packages and the
-    ``agent_benchmarks`` modules it left loaded."""
+def loaded_after(code: str, env: dict[str, str] | None = None) -> dict[str, list[str]]:
+    """Run ``code`` in a fresh interpreter (``env`` added to the environment); the top-level
+    packages and the ``agent_benchmarks`` modules it left loaded."""
     report = (
         "\nimport json, sys\n"
         "names = sorted(sys.modules)\n"
@@ -48,7 +50,11 @@ def loaded_after(code: str) -> dict[str, list[str]]:
         "'ours': [n for n in names if n.startswith('agent_benchmarks')]}))\n"
     )
     proc = subprocess.run(
-        [sys.executable, "-c", code + report], capture_output=True, text=True, check=False
+        [sys.executable, "-c", code + report],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, **(env or {})},
     )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.splitlines()[-1])
@@ -89,14 +95,18 @@ def test_help_loads_only_its_own_backend_and_no_heavy_library(command: str) -> N
     assert not HEAVY & set(loaded["top"]), HEAVY & set(loaded["top"])
 
 
-def test_reading_a_table_leaves_datasets_in_the_child() -> None:
+def test_reading_a_table_leaves_datasets_in_the_child(tmp_path: Path) -> None:
+    # An empty cache folder: the table is really read (a cached read starts no reader).
+    cache = tmp_path / "cache"
     loaded = loaded_after(
         "from agent_benchmarks.datasets import load_dataset_bundled\n"
         "from agent_benchmarks.webbench import DATASET\n"
         "tasks = load_dataset_bundled(DATASET, 'train').tasks\n"
-        "assert len(tasks) == 1637 and tasks[0].web_name == 'acehardware.com', len(tasks)\n"
+        "assert len(tasks) == 1637 and tasks[0].web_name == 'acehardware.com', len(tasks)\n",
+        env={"XDG_CACHE_HOME": str(cache)},
     )
     assert not {"datasets", "pandas", "pyarrow"} & set(loaded["top"])
+    assert list((cache / "agent-benchmarks" / "tables").iterdir())  # read, then kept
 
 
 def test_the_agent_browser_attempt_driver_loads_neither_engine_nor_pydantic() -> None:
