@@ -191,10 +191,9 @@ class PredictionsStream:
 
 
 def _with_current_id(row: PredictionRow) -> PredictionRow:
-    if row.suite == "webbench":  # the one suite whose ids changed form (current_task_id)
-        current = current_task_id(row.suite, row.id)
-        if current != row.id:  # assigning validates: only when the id changes
-            row.id = current
+    current = current_task_id(row.suite, row.id)
+    if current != row.id:  # assigning validates: only when the id changes
+        row.id = current
     return row
 
 
