@@ -339,7 +339,7 @@ class _Scorecard:
             self.n_graded_failed += row.status in INFRA_STATUSES
         self.n_graded += len(rows)
         self.batch, self.batch_bytes = [], 0
-        gc.freeze()  # see without_cycle_collection
+        gc.freeze()  # see _graded_batches_frozen
 
     def grade_deferred(self, stream: PredictionsStream | None) -> None:
         """Grade the failures that printed an answer and were not retried."""
@@ -423,19 +423,20 @@ def build_scores(
     Given a :class:`PredictionsStream`, the file is read once and memory holds one entry per
     attempt, not the rows: rows are graded in batches as they are read.
     """
-    with without_cycle_collection():
+    with _graded_batches_frozen():
         return _build_scores(
             predictions_path, rows, manifest, grader, warnings, progress, provenance
         )
 
 
 @contextmanager
-def without_cycle_collection() -> Iterator[None]:
+def _graded_batches_frozen() -> Iterator[None]:
     """Grading keeps a few objects per attempt, and the cyclic collector would walk all of
     them again at every full collection (a third of the grading time). Each graded batch is
     frozen (:func:`gc.freeze`: left out of collections; freed as usual when let go), so the
     collector still reclaims what a batch's work leaves in cycles (a judge's HTTP calls)."""
     frozen_before = gc.get_freeze_count()
+    gc.freeze()  # what exists already (modules, a caller's entries) is not walked either
     try:
         yield
     finally:
@@ -708,7 +709,7 @@ def grade_file(
         )
     scores.warnings = warnings + grading_warnings
     out.parent.mkdir(parents=True, exist_ok=True)
-    with without_cycle_collection():
+    with _graded_batches_frozen():
         write_json_atomic(out, scores_json(scores))
     return scores, out
 
