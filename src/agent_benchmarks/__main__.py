@@ -1,9 +1,7 @@
 """``agent-benchmarks`` (also ``python -m agent_benchmarks``): the tool around the suites'
 own commands: list a selection's tasks, compare graded runs, audit a run for leaks.
 
-The top of the package: it imports the report, which imports the suites' graders, which
-import the shared command-line plumbing in :mod:`agent_benchmarks.cli`; nothing imports
-this module.
+The top of the package, with :mod:`agent_benchmarks.commands`; nothing imports this module.
 """
 
 from __future__ import annotations
@@ -16,14 +14,18 @@ from collections.abc import Sequence
 from rich.console import Console
 from rich.table import Table
 
-from agent_benchmarks.cli import add_dataset_args, entry, load_selected
+from agent_benchmarks.commands.args import add_dataset_args, entry, selection_of
 from agent_benchmarks.errors import InputError
-from agent_benchmarks.suite import SUITE_NAMES, get_suite
+from agent_benchmarks.suite import get_suite, suite_names
 
 
 def _tasks_command(argv: Sequence[str]) -> int:
-    if not argv or argv[0] not in SUITE_NAMES:
-        raise InputError(f"usage: agent-benchmarks tasks {{{','.join(SUITE_NAMES)}}} [flags]")
+    from agent_benchmarks.runner.launch import load_selected
+    from agent_benchmarks.spec import RunSpec
+
+    names = suite_names()
+    if not argv or argv[0] not in names:
+        raise InputError(f"usage: agent-benchmarks tasks {{{','.join(names)}}} [flags]")
     suite = get_suite(argv[0])
     parser = argparse.ArgumentParser(
         prog=f"agent-benchmarks tasks {suite.name}",
@@ -32,7 +34,15 @@ def _tasks_command(argv: Sequence[str]) -> int:
     add_dataset_args(parser, suite)
     parser.add_argument("--json", action="store_true", help="one JSON object per task")
     args = parser.parse_args(argv[1:])
-    loaded, tasks = load_selected(suite, args)
+    spec = RunSpec(
+        suite=suite.name,
+        runner="",
+        dataset_file=args.dataset_file,
+        split=getattr(args, "split", None),
+        revision=getattr(args, "revision", None),
+        selection=selection_of(args),
+    )
+    loaded, tasks = load_selected(suite, spec)
     if args.json:
         for task in tasks:
             print(task.to_input().model_dump_json())
@@ -52,13 +62,19 @@ def _tasks_command(argv: Sequence[str]) -> int:
 
 def _compare_command(argv: Sequence[str]) -> int:
     # Imported on use: the report pulls in numpy and every suite's grader.
-    from agent_benchmarks.report.commands import compare_command
+    from agent_benchmarks.commands.report import compare_command
 
     return compare_command(argv)
 
 
+def _sweep_command(argv: Sequence[str]) -> int:
+    from agent_benchmarks.commands.sweep import sweep_command
+
+    return sweep_command(argv)
+
+
 def _leak_audit_command(argv: Sequence[str]) -> int:
-    from agent_benchmarks.report.commands import leak_audit_command
+    from agent_benchmarks.commands.report import leak_audit_command
 
     return leak_audit_command(argv)
 
@@ -70,15 +86,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         "tasks": _tasks_command,
         "compare": _compare_command,
         "leak-audit": _leak_audit_command,
+        "sweep": _sweep_command,
     }
     if not argv or argv[0] in ("-h", "--help") or argv[0] not in commands:
         print(
             "usage: agent-benchmarks COMMAND ...\n\n"
             "commands:\n"
             "  tasks SUITE [flags]   list the tasks a run would select (suites: "
-            f"{', '.join(SUITE_NAMES)})\n"
+            f"{', '.join(suite_names())})\n"
             "  compare RUN_DIR...    compare graded runs: scoreboard, evidence, eligibility\n"
-            "  leak-audit RUN_DIR    flag tool calls that reached benchmark answers",
+            "  leak-audit RUN_DIR    flag tool calls that reached benchmark answers\n"
+            "  sweep FILE            run a grid of runs (suite x stack x model x prompt) "
+            "through one executor, then compare them",
             file=sys.stderr if argv and argv[0] not in ("-h", "--help") else sys.stdout,
         )
         return 0 if argv and argv[0] in ("-h", "--help") else 2

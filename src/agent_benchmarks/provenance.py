@@ -87,6 +87,7 @@ def build_manifest(
     timeout_s: float | None = None,
     repeat: int = 1,
     settings: dict[str, Any] | None = None,
+    spec: dict[str, Any] | None = None,
 ) -> Manifest:
     """A run's manifest at its start: provenance complete, secrets redacted."""
     sha, dirty = git_state()
@@ -110,4 +111,5 @@ def build_manifest(
         repeat=repeat,
         mode=mode,
         settings=settings or {},
+        spec=spec,
     )

@@ -14,13 +14,22 @@ error rather than a code-review catch.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    StringConstraints,
+    model_serializer,
+)
 
 SCHEMA_VERSION = 1
 
-Suite = Literal["gaia", "assistantbench", "webbench", "localweb"]
+# A suite's registered name (agent_benchmarks.suite): any lowercase identifier, so that a
+# suite added later is one package and its entry point, not an edit here.
+Suite = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$")]
 Status = Literal["ok", "empty", "timeout", "error"]
 Mode = Literal["live", "recorded", "scaffold"]
 
@@ -203,6 +212,18 @@ class Manifest(_Record):
     mode: Mode
     settings: dict[str, Any] = Field(default_factory=dict)  # budgets, fault knobs, blocks...
     sessions: list[RunSession] = Field(default_factory=list)
+    # The run spec (agent_benchmarks.spec.RunSpec) the run started from, as built from its
+    # command line or sweep cell; None for runs from before it was stored.
+    spec: dict[str, Any] | None = None
+
+    @model_serializer(mode="wrap")
+    def _leave_out_no_spec(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # A run from before the spec was stored writes what it wrote then (its scores.json
+        # embeds this record byte for byte).
+        data = handler(self)
+        if data.get("spec", 0) is None:
+            del data["spec"]
+        return data
 
 
 class TaskScore(SuiteFields):

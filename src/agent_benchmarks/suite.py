@@ -1,7 +1,14 @@
-"""What a suite declares, and the registry that finds a suite's package by name.
+"""What a suite declares, and the registry that finds suites and backends by name.
 
-Each suite is a package ``agent_benchmarks.<name>`` exposing ``SUITE``; adding a suite is
-adding that package (plus its console scripts), nothing else.
+A suite is a package ``agent_benchmarks.<name>`` (or any package) exposing a
+:class:`SuiteDef`, registered under ``[project.entry-points."agent_benchmarks.suites"]``
+in pyproject.toml; a backend family likewise under ``agent_benchmarks.backends`` (its
+:class:`~agent_benchmarks.backends.base.BackendDef`). Adding either is that module and its
+entry-point line (plus its console scripts): nothing else in the tree names it.
+
+What a suite runs with beyond its data (its grader, a session with run-scoped services, its
+own options) is named as ``"module:attribute"`` and loaded on use, so that reading a
+suite's definition (to list tasks, to check a row's id) imports none of it.
 """
 
 from __future__ import annotations
@@ -9,11 +16,15 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
+from importlib.metadata import entry_points
+from typing import Any
 
 from agent_benchmarks.datasets import DatasetSpec, LoadedDataset
 from agent_benchmarks.prompts import SuitePrompt
 
-SUITE_NAMES = ("gaia", "assistantbench", "webbench", "localweb")
+SUITES_GROUP = "agent_benchmarks.suites"
+BACKENDS_GROUP = "agent_benchmarks.backends"
 
 
 @dataclass(frozen=True)
@@ -21,6 +32,10 @@ class SuiteDef:
     name: str
     title: str
     dataset: DatasetSpec | None  # None: the suite bundles its own tasks (localweb)
+    # "module:factory" of its grader: factory(options, predictions_path) -> Grader.
+    grader: str = ""
+    # "module:Class" of the grader's own Options (WebBench: the judge's), if any.
+    grading_options: str | None = None
     # Suite-specific selection flags the CLI offers: "level", "skip_attachments", "site".
     selection_flags: tuple[str, ...] = ()
     # For a suite that bundles its tasks: returns them with their provenance.
@@ -34,9 +49,49 @@ class SuiteDef:
     # An empty answer (no timeout, no safety refusal) is retried once within the attempt,
     # on runners that support it (upstream's GAIA native method; --no-empty-retry).
     retry_empty_once: bool = False
+    # A suite with run-scoped services (localweb's site and scripted model): "module:func"
+    # of its session factory (runner.session.SessionFactory), and of its own Options.
+    session: str | None = None
+    options: str | None = None
+    # The suite can play the model itself under this name (localweb's scripted oracle),
+    # when a run names no provider.
+    scripted_model: str | None = None
+    # "module:func" serving the suite's site alone (``<suite>-run --serve``), if it has one.
+    serve: str | None = None
+
+
+def load_ref(ref: str) -> Any:
+    """The attribute a ``"module:attribute"`` reference names."""
+    module, _, attribute = ref.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+@cache
+def _registered(group: str) -> dict[str, Any]:
+    return {point.name: point for point in entry_points(group=group)}
+
+
+def suite_names() -> tuple[str, ...]:
+    """The registered suites, in name order."""
+    return tuple(sorted(_registered(SUITES_GROUP)))
 
 
 def get_suite(name: str) -> SuiteDef:
-    if name not in SUITE_NAMES:
+    points = _registered(SUITES_GROUP)
+    if name not in points:
         raise KeyError(name)
-    return importlib.import_module(f"agent_benchmarks.{name}").SUITE
+    return points[name].load()
+
+
+def backend_kinds() -> tuple[str, ...]:
+    """The registered backend families ("native", "mcp", "chat", ...), in name order."""
+    return tuple(sorted(_registered(BACKENDS_GROUP)))
+
+
+def get_backend(kind: str) -> Any:
+    """The :class:`~agent_benchmarks.backends.base.BackendDef` registered as ``kind``
+    (imports that backend's module, and only it)."""
+    points = _registered(BACKENDS_GROUP)
+    if kind not in points:
+        raise KeyError(kind)
+    return points[kind].load()

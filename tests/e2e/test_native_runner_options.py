@@ -144,7 +144,7 @@ import sys
 from agent_benchmarks.runner import process
 process._memory_cap = lambda: (process.RLIMIT, None)
 process.memory_cap_method = lambda: process.RLIMIT
-from agent_benchmarks.localweb.run import main
+from agent_benchmarks.commands.scripts import localweb__native as main
 sys.exit(main(sys.argv[1:]))
 """
 

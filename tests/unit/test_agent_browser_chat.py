@@ -8,7 +8,6 @@ the README there); every number asserted on them was read from those files.
 
 from __future__ import annotations
 
-import argparse
 import json
 import shlex
 import threading
@@ -30,6 +29,7 @@ from agent_benchmarks.backends.agent_browser_chat import (
     TOOL_TIMEOUT,
     AgentBrowserChatBackend,
     ChatConfig,
+    ChatOptions,
     MeterSummary,
     VerboseRun,
     _chosen_model,
@@ -75,6 +75,7 @@ from agent_benchmarks.records import Task, TaskInput
 from agent_benchmarks.runner.plan import AttemptKey
 from agent_benchmarks.runner.process import ProcessResult
 from agent_benchmarks.runner.session import TaskSession
+from agent_benchmarks.spec import RunSpec
 from agent_benchmarks.webbench import SUITE as WEBBENCH
 from tests.support import REPO, run_cli
 
@@ -454,13 +455,14 @@ def test_envelope_suites_ask_this_loop_for_the_answer_only() -> None:
     assert chat_prompt(LOCALWEB) is LOCALWEB.prompt
 
 
-def namespace(**fields: Any) -> argparse.Namespace:
-    return argparse.Namespace(**{"model": None, "provider": None, **fields})
+def namespace(**fields: Any) -> RunSpec:
+    """The run spec with these shared fields (model, provider)."""
+    return RunSpec(suite="gaia", runner="chat", **fields)
 
 
-def _resolved(args: argparse.Namespace) -> tuple[str, str]:
-    chosen, _, named = _chosen_model(args)
-    return _model(args, chosen, named)
+def _resolved(spec: RunSpec) -> tuple[str, str]:
+    chosen, _, named = _chosen_model(spec)
+    return _model(spec, chosen, named)
 
 
 def test_models_are_provider_slash_model(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -508,18 +510,18 @@ def test_gemini_direct_is_google_s_endpoint_with_google_s_key(
     monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
     monkeypatch.setenv("AI_GATEWAY_API_KEY", "gw-key-that-does-not-count")
     with pytest.raises(InputError, match="GEMINI_DIRECT=1 needs GOOGLE_API_KEY"):
-        _endpoint(namespace(base_url=None))
+        _endpoint(ChatOptions(base_url=None))
     monkeypatch.setenv("GOOGLE_API_KEY", "google-unit-test-key")
-    assert _endpoint(namespace(base_url=None)) == (
+    assert _endpoint(ChatOptions(base_url=None)) == (
         "https://generativelanguage.googleapis.com/v1beta/openai",
         "openai-base",
         "GOOGLE_API_KEY",
     )
     assert GEMINI_OPENAI_URL.startswith("https://generativelanguage.googleapis.com/")
     with pytest.raises(InputError, match="--gateway-url: GEMINI_DIRECT=1 already points"):
-        _endpoint(namespace(base_url="http://127.0.0.1:9"))
+        _endpoint(ChatOptions(base_url="http://127.0.0.1:9"))
     monkeypatch.setenv("GEMINI_OPENAI_BASE_URL", "http://127.0.0.1:9/v1/")
-    assert _endpoint(namespace(base_url=None))[0] == "http://127.0.0.1:9/v1"
+    assert _endpoint(ChatOptions(base_url=None))[0] == "http://127.0.0.1:9/v1"
     # The google/ prefix is stripped, as upstream; another provider's model is refused.
     assert _gemini_model(namespace(), "google/gemini-3.5-flash", "--model x") == "gemini-3.5-flash"
     assert _gemini_model(namespace(), "gemini-3.5-flash", "--model x") == "gemini-3.5-flash"
@@ -528,7 +530,7 @@ def test_gemini_direct_is_google_s_endpoint_with_google_s_key(
     with pytest.raises(InputError, match="GEMINI_DIRECT=1 talks to Google only"):
         _gemini_model(namespace(provider="openai"), "gemini-3.5-flash", "--model x")
     monkeypatch.setenv("GEMINI_DIRECT", "0")
-    assert _endpoint(namespace(base_url=None))[1] == "gateway"
+    assert _endpoint(ChatOptions(base_url=None))[1] == "gateway"
 
 
 def test_the_meter_maps_chat_s_path_onto_an_openai_base_url(tmp_path: Path) -> None:

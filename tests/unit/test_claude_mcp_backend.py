@@ -3,7 +3,6 @@ in its environment, and what an attempt's folder keeps."""
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 from pathlib import Path
@@ -13,23 +12,23 @@ import pytest
 from agent_benchmarks.backends.base import PreparedTask
 from agent_benchmarks.backends.claude_mcp import (
     BUILT_IN_TOOLS,
-    CLI,
+    DEFINITION,
     SERVERS,
     SURFACE_BUILT_INS,
     SURFACES,
     UPSTREAM_BUILT_INS,
     ClaudeMcpBackend,
+    McpOptions,
     McpSettings,
     surface_and_turns,
     surface_listing,
 )
 from agent_benchmarks.backends.claude_stream import audit_calls
 from agent_benchmarks.backends.programs import NODE_BIN
-from agent_benchmarks.cli import RESUME_OUT_DIR
 from agent_benchmarks.pricing import PriceTable, load_price_table
 from agent_benchmarks.records import TaskInput, ToolCall
 from agent_benchmarks.runner.process import ProcessResult
-from agent_benchmarks.suite import SUITE_NAMES, get_suite
+from agent_benchmarks.suite import get_suite, suite_names
 from tests.fixtures import CLAUDE_CODE, fixture
 
 
@@ -127,16 +126,8 @@ def test_upstreams_defaults_sonnet_and_600_seconds() -> None:
         "model_is_alias"
     ]
     # 600 s where the suite allows that long; localweb keeps its own 120 s.
-    timeouts = {name: CLI.timeout_for(get_suite(name)) for name in SUITE_NAMES}
+    timeouts = {name: DEFINITION.timeout_for(get_suite(name)) for name in suite_names()}
     assert timeouts == {"gaia": 600, "assistantbench": 600, "webbench": 600, "localweb": 120}
-
-
-def _resume_args(tmp_path: Path, backend: dict | None, **typed) -> argparse.Namespace:
-    if backend is None:
-        return argparse.Namespace(resume=None, out_dir=None, surface=None, max_turns=None, **typed)
-    (tmp_path / "manifest.json").write_text(json.dumps({"settings": {"backend": backend}}))
-    defaults = {"surface": None, "max_turns": None} | typed
-    return argparse.Namespace(resume=RESUME_OUT_DIR, out_dir=tmp_path, **defaults)
 
 
 @pytest.mark.parametrize(
@@ -149,16 +140,16 @@ def _resume_args(tmp_path: Path, backend: dict | None, **typed) -> argparse.Name
     ],
 )
 def test_a_resumed_run_keeps_the_surface_and_turn_cap_it_ran_with(
-    tmp_path: Path, recorded: dict | None, kept: tuple
+    recorded: dict | None, kept: tuple
 ) -> None:
-    assert surface_and_turns(_resume_args(tmp_path, recorded)) == kept
+    # ``recorded``: the backend settings of the resumed run's manifest (None: a new run).
+    assert surface_and_turns(McpOptions(backend="lightpanda"), recorded) == kept
 
 
-def test_a_cap_in_the_flags_wins(tmp_path: Path) -> None:
-    # --resume RUN_DIR; the run's flags (already applied by the command) said 3 turns
-    args = _resume_args(tmp_path, {"surface": "strict", "max_turns": 3}, max_turns=3)
-    args.resume, args.out_dir = tmp_path, None
-    assert surface_and_turns(args) == ("strict", 3)
+def test_a_cap_in_the_flags_wins() -> None:
+    # --resume RUN_DIR; the run's stored options (already applied by the runner) said 3 turns
+    options = McpOptions(backend="lightpanda", max_turns=3)
+    assert surface_and_turns(options, {"surface": "strict", "max_turns": 3}) == ("strict", 3)
 
 
 # --- cost -------------------------------------------------------------------------------------

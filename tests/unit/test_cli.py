@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 import tomllib
 from pathlib import Path
 
 import pytest
 
+from agent_benchmarks.commands import scripts
 from agent_benchmarks.records import DatasetSource, Manifest, PredictionRow
 from agent_benchmarks.storage import PredictionsWriter
 from tests.support import REPO, run_cli
@@ -48,8 +48,8 @@ def test_every_run_command_grades_at_the_end_unless_told_not_to(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     for suite in ("gaia", "assistantbench", "webbench", "localweb"):
-        run = importlib.import_module(f"agent_benchmarks.{suite}.run")
-        for main in (run.main, run.mcp_main, run.ab_main):
+        for runner in ("native", "mcp", "chat"):
+            main = getattr(scripts, f"{suite}__{runner}")
             with pytest.raises(SystemExit):
                 main(["--help"])
             help_text = capsys.readouterr().out

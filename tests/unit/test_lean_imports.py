@@ -61,17 +61,20 @@ def loaded_after(code: str, env: dict[str, str] | None = None) -> dict[str, list
 
 
 @pytest.mark.parametrize("suite", SUITES)
-def test_a_suites_run_module_loads_no_backend(suite: str) -> None:
-    loaded = loaded_after(f"import agent_benchmarks.{suite}.run")
+def test_a_suites_console_scripts_load_no_backend(suite: str) -> None:
+    loaded = loaded_after(
+        "from agent_benchmarks.commands.scripts import "
+        f"{suite}__native, {suite}__mcp, {suite}__chat, {suite}__grade"
+    )
     backends = {m for m in loaded["ours"] if m.startswith("agent_benchmarks.backends.")}
     assert backends <= {"agent_benchmarks.backends.base"}, backends  # the interface alone
     assert not HEAVY & set(loaded["top"])
 
 
-@pytest.mark.parametrize("command", ["main", "mcp_main", "ab_main"])
+@pytest.mark.parametrize("command", ["webbench__native", "webbench__mcp", "webbench__chat"])
 def test_help_loads_only_its_own_backend_and_no_heavy_library(command: str) -> None:
     loaded = loaded_after(
-        f"from agent_benchmarks.webbench.run import {command}\n"
+        f"from agent_benchmarks.commands.scripts import {command}\n"
         "try:\n"
         f"    {command}(['--help'])\n"
         "except SystemExit:\n"
@@ -79,9 +82,9 @@ def test_help_loads_only_its_own_backend_and_no_heavy_library(command: str) -> N
     )
     backends = {m for m in loaded["ours"] if m.startswith("agent_benchmarks.backends.")}
     own = {
-        "main": "agent_benchmarks.backends.lightpanda",
-        "mcp_main": "agent_benchmarks.backends.claude_mcp",
-        "ab_main": "agent_benchmarks.backends.agent_browser_chat",
+        "webbench__native": "agent_benchmarks.backends.lightpanda",
+        "webbench__mcp": "agent_benchmarks.backends.claude_mcp",
+        "webbench__chat": "agent_benchmarks.backends.agent_browser_chat",
     }[command]
     assert own in backends
     # What the backends share: Lightpanda's binary checks and trace, the MCP stream parser.

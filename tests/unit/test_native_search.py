@@ -3,35 +3,28 @@ refusal for what it cannot."""
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import pytest
 
 from agent_benchmarks.backends import agent_browser_chat, lightpanda
-from agent_benchmarks.backends.base import PreparedTask
+from agent_benchmarks.backends.base import BuildRequest, PreparedTask
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.localweb.tavily import TavilyStandIn
 from agent_benchmarks.records import TaskInput
 from agent_benchmarks.search import BASE_URL_ENV
+from agent_benchmarks.spec import RunSpec
 from agent_benchmarks.suite import get_suite
 
 
-def _native_args(**flags: object) -> argparse.Namespace:
-    defaults = {
-        "lightpanda": None,
-        "search": None,
-        "search_engine": None,
-        "provider": "anthropic",
-        "model": "claude-sonnet-4-6",
-        "base_url": None,
-        "user_agent": None,
-    }
-    return argparse.Namespace(**(defaults | flags))
+def _native_args(**flags: object) -> BuildRequest:
+    spec = RunSpec(suite="gaia", runner="native", provider="anthropic", model="claude-sonnet-4-6")
+    options = lightpanda.LightpandaOptions.parse(flags)
+    return BuildRequest(spec, options, get_suite("gaia"))
 
 
-def _build(args: argparse.Namespace) -> lightpanda.LightpandaBackend:
-    return lightpanda.build(args, get_suite("gaia"), None)
+def _build(request: BuildRequest) -> lightpanda.LightpandaBackend:
+    return lightpanda.build(request)
 
 
 def test_tavily_pins_lightpandas_own_search_to_tavily(
@@ -44,7 +37,8 @@ def test_tavily_pins_lightpandas_own_search_to_tavily(
     with TavilyStandIn(lambda query: [], api_key="tvly-unit-0123456789abcdef") as tavily:
         monkeypatch.setenv(BASE_URL_ENV, tavily.base_url)  # where the key is checked
         backend = _build(args)
-    assert (args.search, args.search_engine) == ("tavily", "tavily")  # as the manifest keeps
+    # As the manifest keeps: the options the run stores say what it used.
+    assert (args.options.search, args.options.search_engine) == ("tavily", "tavily")
     prepared = PreparedTask(
         task=TaskInput(suite="gaia", id="t", question="q"),
         attempt=1,
@@ -69,7 +63,7 @@ def test_native_is_the_default_and_leaves_the_engine_to_lightpanda(
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-unit-0123456789")
     args = _native_args()
     backend = _build(args)
-    assert args.search == "native" and backend.config.search_engine is None
+    assert args.options.search == "native" and backend.config.search_engine is None
     assert "search_via" not in backend.settings()
 
 
@@ -111,14 +105,10 @@ def test_a_key_tavily_refuses_stops_a_native_run_before_it_starts(
 
 @pytest.mark.parametrize("search", ["tavily", "none"])
 def test_the_chat_loop_takes_only_native(search: str) -> None:
-    args = argparse.Namespace(
-        engine=None,
-        lightpanda=None,
-        chat_answer=None,
-        block_answer_sources=None,
-        session=None,
-        user_agent=None,
-        search=search,
+    request = BuildRequest(
+        RunSpec(suite="gaia", runner="chat"),
+        agent_browser_chat.ChatOptions(search=search),
+        get_suite("gaia"),
     )
     with pytest.raises(InputError, match=f"--search {search}: agent-browser's chat loop"):
-        agent_browser_chat.build(args, get_suite("gaia"), None)
+        agent_browser_chat.build(request)

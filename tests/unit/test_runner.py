@@ -25,10 +25,13 @@ import pytest
 from rich.console import Console
 
 from agent_benchmarks import gaia
-from agent_benchmarks.assistantbench.run import main as assistantbench_main
 from agent_benchmarks.backends.base import AgentOutcome, PreparedTask
 from agent_benchmarks.backends.lightpanda import NO_RESPONSE, classify
-from agent_benchmarks.gaia.run import main as gaia_main
+from agent_benchmarks.commands.scripts import assistantbench__native as assistantbench_main
+from agent_benchmarks.commands.scripts import gaia__native as gaia_main
+from agent_benchmarks.commands.scripts import localweb__native as localweb_main
+from agent_benchmarks.commands.scripts import webbench__grade as webbench_grade_main
+from agent_benchmarks.commands.scripts import webbench__native as webbench_main
 from agent_benchmarks.localweb.models import (
     API_KEY,
     Conversation,
@@ -37,19 +40,16 @@ from agent_benchmarks.localweb.models import (
     ScriptedModelServer,
     StepPolicy,
 )
-from agent_benchmarks.localweb.run import main as localweb_main
 from agent_benchmarks.pricing import load_price_table
 from agent_benchmarks.records import Manifest, PredictionRow, Scores, Task, ToolCall, Usage
 from agent_benchmarks.redact import REDACTED
-from agent_benchmarks.runner.command import merge_learned
 from agent_benchmarks.runner.engine import AttemptRunner, execute
 from agent_benchmarks.runner.executor import LocalPool
+from agent_benchmarks.runner.launch import merge_learned
 from agent_benchmarks.runner.plan import AttemptKey, plan_attempts
 from agent_benchmarks.runner.process import ProcessResult, ProcessSpec
 from agent_benchmarks.runner.progress import RunProgress
 from agent_benchmarks.runner.session import TaskSession
-from agent_benchmarks.webbench.grade import main as webbench_grade_main
-from agent_benchmarks.webbench.run import main as webbench_main
 from tests.support import ASSISTANTBENCH_ROWS, write_jsonl
 from tests.unit.judge_fakes import FakeJudgeServer
 from tests.unit.judge_fakes import yes as judge_yes
@@ -204,6 +204,15 @@ def _keys(n: int) -> list[AttemptKey]:
     return [AttemptKey(f"t{i}", 1, 1) for i in range(n)]
 
 
+def _rows(pool: LocalPool, keys: list[AttemptKey], attempt: Any) -> list[PredictionRow]:
+    """Run ``keys`` with one function; the rows, after checking each came back with its own
+    work item."""
+    finished = list(pool.run([(attempt, key) for key in keys]))
+    for (function, key), row in finished:
+        assert function is attempt and (key.task_id, key.attempt) == (row.id, row.attempt)
+    return [row for _, row in finished]
+
+
 def test_local_pool_runs_every_key_once_on_n_workers() -> None:
     seen_threads: set[str] = set()
     lock = threading.Lock()
@@ -215,7 +224,7 @@ def test_local_pool_runs_every_key_once_on_n_workers() -> None:
         return _row(key.task_id, key.attempt)
 
     pool = LocalPool(3)
-    rows = list(pool.run(_keys(9), attempt))
+    rows = _rows(pool, _keys(9), attempt)
     assert Counter(r.id for r in rows) == Counter({f"t{i}": 1 for i in range(9)})
     assert len(seen_threads) > 1
     assert all(name.startswith("attempt-worker-") for name in seen_threads)
@@ -232,7 +241,7 @@ def test_stop_starting_lets_the_running_attempt_finish_and_starts_no_more() -> N
             pool.stop_starting()
         return _row(key.task_id)
 
-    rows = list(pool.run(_keys(5), attempt))
+    rows = _rows(pool, _keys(5), attempt)
     assert [r.id for r in rows] == ["t0"] == started
 
 
@@ -254,7 +263,7 @@ def test_kill_running_sets_the_event_running_attempts_see() -> None:
 
     keys = [AttemptKey("waiter", 1, 1), AttemptKey("killer", 1, 1), AttemptKey("later", 1, 1)]
     began = time.monotonic()
-    rows = list(pool.run(keys, attempt))
+    rows = _rows(pool, keys, attempt)
     assert time.monotonic() - began < 5  # the waiter did not sit out its 10 s
     assert saw_kill == {"waiter": True}
     assert sorted(r.id for r in rows) == ["killer", "waiter"]
@@ -269,7 +278,7 @@ def test_an_exception_in_an_attempt_reaches_the_caller_of_run() -> None:
 
     pool = LocalPool(2)
     with pytest.raises(RuntimeError, match="harness bug in t1"):
-        list(pool.run(_keys(3), attempt))
+        _rows(pool, _keys(3), attempt)
 
 
 # --- RunProgress ---------------------------------------------------------------------------------

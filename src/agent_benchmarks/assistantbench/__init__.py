@@ -40,6 +40,7 @@ SUITE = SuiteDef(
     name="assistantbench",
     title="AssistantBench",
     dataset=DATASET,
+    grader="agent_benchmarks.assistantbench.grade:make_grader",
     prompt=SuitePrompt(system=RESEARCH_ASSISTANT, answer="envelope"),
     answer_sources=(*HUB_ANSWER_SOURCES, "*assistantbench*", "*assistant_bench*"),
 )

@@ -10,9 +10,9 @@ matching exactly. Every selected task is in each denominator except precision's.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from agent_benchmarks.cli import grade_command
 from agent_benchmarks.records import PredictionRow, TaskScore
 from agent_benchmarks.scoring.assistantbench import evaluate
 from agent_benchmarks.scoring.scorecard import Grade, mean
@@ -65,4 +65,6 @@ class AssistantBenchGrader:
         }
 
 
-main = grade_command("assistantbench", lambda args, predictions: AssistantBenchGrader())
+def make_grader(options: object, predictions: Path) -> AssistantBenchGrader:
+    """The suite's grader (it takes no options)."""
+    return AssistantBenchGrader()

@@ -42,7 +42,6 @@ system prompt says "Keep responses concise", gives most reliably.
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -59,7 +58,14 @@ from urllib.parse import quote
 from pydantic import BaseModel, ConfigDict
 
 from agent_benchmarks.attachments import message_attachments
-from agent_benchmarks.backends.base import AgentOutcome, Backend, PreparedTask, process_failure
+from agent_benchmarks.backends.base import (
+    AgentOutcome,
+    Backend,
+    BackendDef,
+    BuildRequest,
+    PreparedTask,
+    process_failure,
+)
 from agent_benchmarks.backends.lightpanda import bundled_binary, check_binary, check_user_agent
 from agent_benchmarks.backends.lightpanda_trace import strip_ansi
 from agent_benchmarks.backends.programs import (
@@ -68,16 +74,15 @@ from agent_benchmarks.backends.programs import (
     program_version,
     short_id,
 )
-from agent_benchmarks.cli import positive_int
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.prompts import RESEARCH_ANSWER_ONLY, STANDARD, SuitePrompt
 from agent_benchmarks.provenance import utc_stamp
 from agent_benchmarks.records import Mode, ToolCall, Usage
 from agent_benchmarks.redact import redact_text
-from agent_benchmarks.runner.command import BackendCLI, dataset_session
 from agent_benchmarks.runner.process import ProcessResult, ProcessSpec
-from agent_benchmarks.runner.session import TaskSession
+from agent_benchmarks.runner.session import TaskSession, dataset_session
 from agent_benchmarks.search import SEARCH_SETTINGS
+from agent_benchmarks.spec import Options, RunSpec, option
 from agent_benchmarks.suite import SuiteDef
 
 NAME = "agent-browser-chat"
@@ -610,68 +615,58 @@ def chat_prompt(suite: SuiteDef) -> SuitePrompt:
 @contextmanager
 def chat_session(
     suite: SuiteDef,
-    args: argparse.Namespace,
+    spec: RunSpec,
     mode: Mode,
     scripted_model: str | None,
     backend: Backend,
 ) -> Iterator[TaskSession]:
     """The dataset suites' session: the prompt of :func:`chat_prompt` for ``--prompt
     standard``, else the named variant of the suite's own prompt."""
-    chat_suite = replace(suite, prompt=chat_prompt(suite)) if args.prompt == STANDARD else suite
-    with dataset_session(chat_suite, args, mode, scripted_model, backend) as session:
+    chat_suite = replace(suite, prompt=chat_prompt(suite)) if spec.prompt == STANDARD else suite
+    with dataset_session(chat_suite, spec, mode, scripted_model, backend) as session:
         yield session
 
 
 # --- the command line -------------------------------------------------------------------------
 
 
-def add_args(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("agent-browser chat")
-    group.add_argument(
-        "--engine",
-        choices=ENGINES,
-        help="the browser under agent-browser (default: chrome, i.e. Chromium)",
+class ChatOptions(Options):
+    """agent-browser chat's own flags."""
+
+    engine: str | None = option(
+        help="the browser under agent-browser (default: chrome, i.e. Chromium)", choices=ENGINES
     )
-    group.add_argument(
-        "--gateway-url",
-        dest="base_url",
-        metavar="URL",
+    base_url: str | None = option(
         help="AI_GATEWAY_URL (default: $AI_GATEWAY_URL, else the Vercel AI Gateway); "
         "{task_id} in it is replaced per task",
+        flag="--gateway-url",
+        metavar="URL",
     )
-    group.add_argument(
-        "--agent-browser",
-        type=Path,
-        metavar="PATH",
-        help="agent-browser binary (default: node_modules/.bin)",
+    agent_browser: Path | None = option(
+        help="agent-browser binary (default: node_modules/.bin)", metavar="PATH"
     )
-    group.add_argument(
-        "--lightpanda", type=Path, metavar="PATH", help="lightpanda binary (default: PyPI's)"
-    )
-    group.add_argument(
-        "--action-timeout-ms",
-        type=positive_int,
+    lightpanda: Path | None = option(help="lightpanda binary (default: PyPI's)", metavar="PATH")
+    action_timeout_ms: int | None = option(
         help="agent-browser's timeout for each browser action (AGENT_BROWSER_DEFAULT_TIMEOUT; "
         "default: its own, 25000)",
+        ge=1,
     )
-    group.add_argument(
-        "--answer",
-        dest="chat_answer",
-        choices=(ANSWER_JOINED, ANSWER_LAST_REPLY),
+    chat_answer: str | None = option(
         help="the prediction: joined (every turn's text run together, as chat --json's text; "
         "upstream's, the default) or last-reply (the loop's last reply)",
+        flag="--answer",
+        choices=(ANSWER_JOINED, ANSWER_LAST_REPLY),
     )
-    group.add_argument(
-        "--search",
-        choices=SEARCH_SETTINGS,
+    search: str | None = option(
         help="the agent's web search: native only (the default: search engines' pages in "
         "the browser); tavily and none are refused (see README)",
+        choices=SEARCH_SETTINGS,
     )
-    group.add_argument(
-        "--session",
-        metavar="NAME",
+    session: str | None = option(
         help="prefix of agent-browser's session names (default: abc); each attempt still "
         "gets a fresh session NAME-<pid>-<attempt>, unlike upstream's one per worker",
+        metavar="NAME",
+        defines_run=False,
     )
 
 
@@ -680,38 +675,38 @@ def gemini_direct() -> bool:
     return os.environ.get("GEMINI_DIRECT", "").strip() not in ("", "0", "false", "False")
 
 
-def _chosen_model(args: argparse.Namespace) -> tuple[str, str, str]:
+def _chosen_model(spec: RunSpec) -> tuple[str, str, str]:
     """(model as typed, where it came from, the flag to name in errors): --model, else
     AI_GATEWAY_MODEL (as upstream), else agent-browser's own default."""
-    if args.model is not None:
-        return args.model, "--model", f"--model {args.model}"
+    if spec.model is not None:
+        return spec.model, "--model", f"--model {spec.model}"
     env_model = os.environ.get("AI_GATEWAY_MODEL", "").strip()
     if env_model:
         return env_model, "AI_GATEWAY_MODEL", f"AI_GATEWAY_MODEL={env_model}"
     return DEFAULT_MODEL, "agent-browser default", f"agent-browser's default model {DEFAULT_MODEL}"
 
 
-def _model(args: argparse.Namespace, model: str, named: str) -> tuple[str, str]:
+def _model(spec: RunSpec, model: str, named: str) -> tuple[str, str]:
     """(provider, provider/model) from a provider/model id, or --provider with a bare one."""
     provider, slash, name = model.partition("/")
     if not slash:
-        if args.provider is None:
+        if spec.provider is None:
             raise InputError(
                 f"{named}: agent-browser chat names models as provider/model "
                 "(e.g. google/gemini-3.5-flash)"
             )
-        provider, name = args.provider, model
+        provider, name = spec.provider, model
     if not provider or not name:
         raise InputError(f"{named}: expected provider/model, e.g. google/gemini-3.5-flash")
-    if args.provider is not None and args.provider != provider:
-        raise InputError(f"--provider {args.provider} and {named} disagree")
+    if spec.provider is not None and spec.provider != provider:
+        raise InputError(f"--provider {spec.provider} and {named} disagree")
     return provider, f"{provider}/{name}"
 
 
-def _gemini_model(args: argparse.Namespace, model: str, named: str) -> str:
+def _gemini_model(spec: RunSpec, model: str, named: str) -> str:
     """The model id Google's endpoint takes: a google/ prefix stripped, as upstream does."""
-    if args.provider not in (None, "google", "gemini"):
-        raise InputError(f"--provider {args.provider}: GEMINI_DIRECT=1 talks to Google only")
+    if spec.provider not in (None, "google", "gemini"):
+        raise InputError(f"--provider {spec.provider}: GEMINI_DIRECT=1 talks to Google only")
     provider, slash, name = model.partition("/")
     if not slash:
         return model
@@ -723,10 +718,10 @@ def _gemini_model(args: argparse.Namespace, model: str, named: str) -> str:
     return name
 
 
-def _endpoint(args: argparse.Namespace) -> tuple[str, str, str]:
+def _endpoint(options: ChatOptions) -> tuple[str, str, str]:
     """(URL, endpoint kind, the variable holding its key) of the model endpoint."""
     if gemini_direct():
-        if args.base_url is not None:
+        if options.base_url is not None:
             raise InputError(
                 "--gateway-url: GEMINI_DIRECT=1 already points agent-browser chat at Google's "
                 "endpoint; unset GEMINI_DIRECT to use a gateway"
@@ -741,7 +736,7 @@ def _endpoint(args: argparse.Namespace) -> tuple[str, str, str]:
             "Gateway key, or any value for a gateway that takes none), or GEMINI_DIRECT=1 "
             "with GOOGLE_API_KEY; localweb-ab-run without --provider/--gateway-url needs no key"
         )
-    url = args.base_url or os.environ.get("AI_GATEWAY_URL") or DEFAULT_GATEWAY_URL
+    url = options.base_url or os.environ.get("AI_GATEWAY_URL") or DEFAULT_GATEWAY_URL
     if not re.match(r"^https?://", url):
         raise InputError(f"--gateway-url {url}: expected an http(s):// URL")
     return url, "gateway", "AI_GATEWAY_API_KEY"
@@ -770,55 +765,57 @@ def _programs(binary: str, engine: str, lightpanda: Path | None) -> dict[str, st
     return programs
 
 
-def build(
-    args: argparse.Namespace, suite: SuiteDef, scripted_model: str | None
-) -> AgentBrowserChatBackend:
-    args.engine = args.engine or "chrome"
-    if args.engine != "lightpanda" and args.lightpanda is not None:
+def build(request: BuildRequest) -> AgentBrowserChatBackend:
+    spec, options, scripted_model = request.spec, request.options, request.scripted_model
+    assert isinstance(options, ChatOptions)
+    # What the run uses, defaults included, is written back: the run stores it, so that a
+    # resume keeps it.
+    options.engine = options.engine or "chrome"
+    if options.engine != "lightpanda" and options.lightpanda is not None:
         raise InputError("--lightpanda only applies with --engine lightpanda")
-    args.chat_answer = args.chat_answer or ANSWER_JOINED
-    if args.search not in (None, "native"):
+    options.chat_answer = options.chat_answer or ANSWER_JOINED
+    if options.search not in (None, "native"):
         raise InputError(
-            f"--search {args.search}: agent-browser's chat loop offers the model only its "
+            f"--search {options.search}: agent-browser's chat loop offers the model only its "
             "own agent_browser tool and takes no extra one, and cannot be kept from search "
             "engines' pages; only --search native applies (the MCP runners, "
             "<suite>-mcp-run, offer tavily and none)"
         )
-    args.search = "native"
-    blocking = BLOCKING if args.block_answer_sources else None
-    session_prefix = args.session or DEFAULT_SESSION_PREFIX
+    options.search = "native"
+    blocking = BLOCKING if spec.block_answer_sources else None
+    session_prefix = options.session or DEFAULT_SESSION_PREFIX
     if not re.fullmatch(r"[A-Za-z0-9_-]{1,40}", session_prefix):
         raise InputError(
             f"--session {session_prefix}: letters, digits, hyphens and underscores only "
             "(agent-browser's rule), at most 40"
         )
-    if args.user_agent is not None and args.engine == "lightpanda":
+    if spec.user_agent is not None and options.engine == "lightpanda":
         # Through agent-browser, Lightpanda ignores a value it refuses and sends its own.
-        check_user_agent(args.user_agent)
+        check_user_agent(spec.user_agent)
     endpoint_kind, key_env, model_source = "gateway", "AI_GATEWAY_API_KEY", "--model"
     if scripted_model is not None:
-        if args.model is not None:
+        if spec.model is not None:
             raise InputError(
-                f"--model {args.model}: the scripted oracle plays the model here; add "
+                f"--model {spec.model}: the scripted oracle plays the model here; add "
                 "--provider (or --gateway-url) to run a real one"
             )
         # The suite plays the model (localweb's oracle) behind a scripted gateway; each
         # attempt's PreparedTask carries that gateway's URL and key.
         provider, model, gateway_url = None, scripted_model, "(each attempt's scripted gateway)"
     else:
-        chosen, model_source, named = _chosen_model(args)
+        chosen, model_source, named = _chosen_model(spec)
         if gemini_direct():
-            provider, model = "google", _gemini_model(args, chosen, named)
+            provider, model = "google", _gemini_model(spec, chosen, named)
         else:
-            provider, model = _model(args, chosen, named)
-        gateway_url, endpoint_kind, key_env = _endpoint(args)
-    binary = node_binary(args.agent_browser, "agent-browser", "--agent-browser")
+            provider, model = _model(spec, chosen, named)
+        gateway_url, endpoint_kind, key_env = _endpoint(options)
+    binary = node_binary(options.agent_browser, "agent-browser", "--agent-browser")
     lightpanda = None
-    if args.engine == "lightpanda":
-        lightpanda = Path(args.lightpanda) if args.lightpanda else bundled_binary()
+    if options.engine == "lightpanda":
+        lightpanda = Path(options.lightpanda) if options.lightpanda else bundled_binary()
     config = ChatConfig(
         agent_browser=binary,
-        engine=args.engine,
+        engine=options.engine,
         model=model,
         provider=provider,
         model_source=model_source,
@@ -826,34 +823,27 @@ def build(
         endpoint_kind=endpoint_kind,
         key_env=key_env,
         session_prefix=session_prefix,
-        user_agent=args.user_agent,
+        user_agent=spec.user_agent,
         lightpanda=str(lightpanda) if lightpanda else None,
-        action_timeout_ms=args.action_timeout_ms,
+        action_timeout_ms=options.action_timeout_ms,
         blocking=blocking,
-        answer=args.chat_answer,
+        answer=options.chat_answer,
     )
-    return AgentBrowserChatBackend(config, _programs(binary, args.engine, lightpanda))
+    return AgentBrowserChatBackend(config, _programs(binary, options.engine, lightpanda))
 
 
-CLI = BackendCLI(
-    name=NAME,
-    add_args=add_args,
-    run_flags=(
-        "engine",
-        "base_url",
-        "agent_browser",
-        "lightpanda",
-        "action_timeout_ms",
-        "chat_answer",
-        "search",
-    ),
+DEFINITION = BackendDef(
+    kind="chat",
+    title="agent-browser's own chat loop",
+    options=ChatOptions,
     build=build,
-    run_dir=lambda suite, args: (
-        Path("results") / f"{suite.name}-ab" / (args.engine or "chrome") / utc_stamp()
+    run_dir=lambda suite, options: (
+        Path("results") / f"{suite.name}-ab" / (options.engine or "chrome") / utc_stamp()
     ),
     prog_suffix="-ab-run",
     default_timeout_s=DEFAULT_TIMEOUT_S,
     user_agent=True,
     isolation="fresh browser, HOME and agent-browser daemon per attempt (upstream: one "
     "session per worker, reused across tasks)",
+    dataset_session="agent_benchmarks.backends.agent_browser_chat:chat_session",
 )

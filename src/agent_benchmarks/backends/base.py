@@ -10,15 +10,17 @@ process groups, timeouts, rows, resume, progress.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agent_benchmarks.records import Status, TaskInput, ToolCall, Usage
+from agent_benchmarks.spec import Options, RunSpec
 
 if TYPE_CHECKING:  # the engine's process types; importing them here would be circular
     from agent_benchmarks.runner.process import ProcessResult, ProcessSpec
+    from agent_benchmarks.suite import SuiteDef
 
 
 @dataclass(frozen=True)
@@ -122,3 +124,60 @@ def json_records(lines: list[str], problems: list[str]) -> Iterator[tuple[int, d
             problems.append(f"line {number}: not a JSON object")
             continue
         yield number, record
+
+
+@dataclass(frozen=True)
+class BuildRequest:
+    """What a backend is built from: the run's spec, the backend's own options (validated
+    from ``spec.backend``; building may fill in defaults it resolves, which the run then
+    stores), the suite, and the scripted model's name when the suite plays the model itself
+    (localweb without ``--provider``)."""
+
+    spec: RunSpec
+    options: Options
+    suite: SuiteDef
+    scripted_model: str | None = None
+    # The backend settings the manifest of the run being resumed recorded (None for a new
+    # run): a backend whose defaults changed over time reads what an old run used.
+    resumed_settings: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class BackendDef:
+    """A backend family as the runner and the command layer know it: its options, how to
+    build it, and its defaults. Each backend module defines one (``DEFINITION``) and
+    registers it under ``[project.entry-points."agent_benchmarks.backends"]``."""
+
+    # The runner's name in a spec and a sweep ("native", "mcp", "chat").
+    kind: str
+    # How it is named in messages and the run command's description.
+    title: str
+    options: type[Options]
+    # The backend, ready (binaries found, keys checked): an InputError names what is wrong.
+    build: Callable[[BuildRequest], Backend]
+    # Where a new run's folder goes by default: results/<suite>/<stamp> for the native
+    # runner, results/<suite>-mcp/<server>/<stamp>, ...
+    run_dir: Callable[[SuiteDef, Options], Path]
+    prog_suffix: str = "-run"  # the console script is <suite><suffix>
+    # This runner's default --timeout; a suite whose own default is shorter keeps it
+    # (localweb: local pages). None: the suite's default.
+    default_timeout_s: float | None = None
+    # This runner's default --memory-max-mb (None: no cap unless asked).
+    default_memory_max_mb: int | None = None
+    # Whether the runner can set the browser's User-Agent (--user-agent).
+    user_agent: bool = False
+    # What each attempt gets to itself, written to the manifest (settings.isolation).
+    isolation: str | None = None
+    # Answers an informational option before any task is loaded (claude-mcp:
+    # --list-tools): an exit status, or None to run as usual.
+    inform: Callable[[BuildRequest], int | None] | None = None
+    # Whether a suite's retry_empty_once applies to this runner (upstream did it natively).
+    empty_retry: bool = False
+    # "module:function" of the session factory the dataset suites run with on this runner
+    # (agent-browser chat's own prompt); None: the runner's default session.
+    dataset_session: str | None = None
+
+    def timeout_for(self, suite: SuiteDef) -> float:
+        if self.default_timeout_s is None:
+            return suite.default_timeout_s
+        return min(self.default_timeout_s, suite.default_timeout_s)

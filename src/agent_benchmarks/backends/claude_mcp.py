@@ -24,7 +24,6 @@ them and adds nothing.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -41,7 +40,13 @@ import anyio
 from pydantic import BaseModel, ConfigDict
 
 from agent_benchmarks.attachments import message_attachments
-from agent_benchmarks.backends.base import AgentOutcome, PreparedTask, process_failure
+from agent_benchmarks.backends.base import (
+    AgentOutcome,
+    BackendDef,
+    BuildRequest,
+    PreparedTask,
+    process_failure,
+)
 from agent_benchmarks.backends.claude_stream import ClaudeRun, audit_calls, parse_stream
 from agent_benchmarks.backends.lightpanda import bundled_binary, check_binary
 from agent_benchmarks.backends.programs import (
@@ -51,12 +56,10 @@ from agent_benchmarks.backends.programs import (
     program_version,
     short_id,
 )
-from agent_benchmarks.cli import RESUME_OUT_DIR, positive_float, positive_int
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.pricing import PriceTable, load_price_table
 from agent_benchmarks.provenance import default_run_dir
 from agent_benchmarks.redact import add_secret, secrets_in_json
-from agent_benchmarks.runner.command import BackendCLI
 from agent_benchmarks.runner.process import ProcessResult, ProcessSpec
 from agent_benchmarks.search import (
     BASE_URL_ENV,
@@ -72,7 +75,7 @@ from agent_benchmarks.search import (
     summarise_log,
 )
 from agent_benchmarks.search import SERVER_NAME as SEARCH_SERVER_NAME
-from agent_benchmarks.suite import SuiteDef
+from agent_benchmarks.spec import Options, option
 
 WRAPPER = REPO / "competitors" / "agent-browser-mcp" / "agent_browser_mcp.py"
 # browser-use lives in its own pinned environment (competitors/browser-use/uv.lock): in the
@@ -570,60 +573,49 @@ def _classify(result: ProcessResult, run: Any) -> tuple[Any, str | None, str | N
 # --- the command line ----------------------------------------------------------------------
 
 
-def add_args(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("Claude Code + one browser MCP server")
-    group.add_argument("--backend", required=True, choices=sorted(SERVERS), help="the server")
-    group.add_argument(
-        "--surface",
-        choices=SURFACES,
+class McpOptions(Options):
+    """The MCP runner's own flags (Claude Code + one browser MCP server)."""
+
+    backend: str = option(..., help="the server", choices=tuple(sorted(SERVERS)))
+    surface: str | None = option(
         help="the tools the model gets: upstream (default; lightpanda-io/agent-benchmarks' "
         "published surface: Lightpanda's search, the full agent-browser wrapper, TodoWrite "
         "and LS) or strict (no search, no built-in tool, interactive snapshots by default)",
+        choices=SURFACES,
     )
-    group.add_argument(
-        "--list-tools",
-        action="store_true",
+    list_tools: bool | None = option(
         help="print the backend's tool surface (starting its MCP server to ask it) and exit",
+        defines_run=False,
     )
-    group.add_argument("--claude", type=Path, help="claude binary (default: node_modules/.bin)")
-    group.add_argument("--lightpanda", type=Path, help="lightpanda binary (default: PyPI's)")
-    group.add_argument(
-        "--agent-browser",
-        type=Path,
-        help="agent-browser binary for the agent-browser backends (default: node_modules/.bin)",
+    claude: Path | None = option(help="claude binary (default: node_modules/.bin)")
+    lightpanda: Path | None = option(help="lightpanda binary (default: PyPI's)")
+    agent_browser: Path | None = option(
+        help="agent-browser binary for the agent-browser backends (default: node_modules/.bin)"
     )
-    group.add_argument(
-        "--browser-use-python",
-        type=Path,
-        help="python of an environment with browser-use (default: competitors/browser-use)",
+    browser_use_python: Path | None = option(
+        help="python of an environment with browser-use (default: competitors/browser-use)"
     )
-    group.add_argument(
-        "--max-turns",
-        type=positive_int,
-        help="Claude Code's cap on model turns per task (default: none, as upstream)",
+    max_turns: int | None = option(
+        help="Claude Code's cap on model turns per task (default: none, as upstream)", ge=1
     )
-    group.add_argument(
-        "--auth",
-        choices=("subscription", "api-key"),
+    auth: str | None = option(
         help="api-key keeps ANTHROPIC_API_KEY; default subscription removes it",
+        choices=("subscription", "api-key"),
     )
-    group.add_argument(
-        "--mcp-tool-timeout-ms",
-        type=positive_int,
-        help=f"MCP tool call timeout (default {DEFAULT_MCP_TOOL_TIMEOUT_MS})",
+    mcp_tool_timeout_ms: int | None = option(
+        help=f"MCP tool call timeout (default {DEFAULT_MCP_TOOL_TIMEOUT_MS})", ge=1
     )
-    group.add_argument(
-        "--max-budget-usd",
-        type=positive_float,
-        help="Claude Code's spending cap per task, in US dollars (default: none)",
+    max_budget_usd: float | None = option(
+        help="Claude Code's spending cap per task, in US dollars (default: none)", gt=0
     )
-    group.add_argument("--base-url", help="ANTHROPIC_BASE_URL for Claude Code (a proxy)")
-    group.add_argument(
-        "--search",
-        choices=SEARCH_SETTINGS,
+    base_url: str | None = option(
+        help="ANTHROPIC_BASE_URL for Claude Code (a proxy)", defines_run=False
+    )
+    search: str | None = option(
         help="the agent's web search: native (default; the stack's own, Lightpanda's search "
         "on the upstream surface), tavily (our web_search MCP server for every backend, the "
         f"stack's own withheld; needs {KEY_ENV}) or none (no search tool)",
+        choices=SEARCH_SETTINGS,
     )
 
 
@@ -685,10 +677,10 @@ def _check_chromium() -> None:
         raise InputError("chromium not found: run `apt-get install -y chromium`")
 
 
-def build(
-    args: argparse.Namespace, suite: SuiteDef, scripted_model: str | None
-) -> ClaudeMcpBackend:
-    if getattr(args, "search", None) == "tavily":  # before the servers start, to list tools
+def build(request: BuildRequest) -> ClaudeMcpBackend:
+    spec, options, scripted_model = request.spec, request.options, request.scripted_model
+    assert isinstance(options, McpOptions)
+    if options.search == "tavily":  # before the servers start, to list tools
         if not os.environ.get(KEY_ENV):
             raise InputError(
                 f"--search tavily needs {KEY_ENV} in the environment (the web_search server "
@@ -697,10 +689,9 @@ def build(
         problem = key_problem(os.environ[KEY_ENV], os.environ.get(BASE_URL_ENV) or None)
         if problem is not None:
             raise InputError(f"--search tavily: {problem}")
-    settings, definition, versions, _ = _surface(args)
-    args.search = settings.search_setting
-    auth = args.auth or "subscription"
-    model = args.model or DEFAULT_MODEL
+    settings, definition, versions, _ = _surface(request)
+    auth = options.auth or "subscription"
+    model = spec.model or DEFAULT_MODEL
     if scripted_model is not None:
         # Claude Code warns on model ids it does not know, so the scripted model answers
         # under a real id; the run is labelled scaffold all the same.
@@ -708,75 +699,66 @@ def build(
     settings.auth, settings.model = auth, model
     if auth == "subscription" and scripted_model is None:
         settings.login = subscription_login()
-    args.provider = "anthropic"
-    args.model = model
-    # The flags record what the run uses, defaults included, for --resume to keep.
-    args.surface, args.max_turns = settings.surface, settings.max_turns
-    scaffold = scripted_model is not None or bool(args.scaffold)
-    prices = None if scaffold else load_price_table(Path(args.prices) if args.prices else None)
+    # What the run uses, defaults included, is written back: the run stores it, so that a
+    # resume keeps it.
+    spec.provider = "anthropic"
+    spec.model = model
+    options.search = settings.search_setting
+    options.surface, options.max_turns = settings.surface, settings.max_turns
+    scaffold = scripted_model is not None or bool(spec.scaffold)
+    prices = None if scaffold else load_price_table(Path(spec.prices) if spec.prices else None)
     return ClaudeMcpBackend(settings, definition, versions, prices)
 
 
-def surface_and_turns(args: argparse.Namespace) -> tuple[str, int | None]:
-    """The run's tool surface and turn cap: as the flags say, else the defaults. A resumed
-    run's flags come from its manifest; where they do not say (runs started before they
-    were recorded), its backend settings do: a run from before --surface existed had
-    strict's surface, and one from before the cap's default became none had 60 turns."""
-    resumed = _resumed_backend(args)
-    if args.surface:
-        surface = args.surface
+def surface_and_turns(
+    options: McpOptions, resumed: dict[str, Any] | None
+) -> tuple[str, int | None]:
+    """The run's tool surface and turn cap: as the options say, else the defaults. A
+    resumed run's options come from its manifest; where they do not say (runs started
+    before they were recorded), its backend settings (``resumed``) do: a run from before
+    --surface existed had strict's surface, and one from before the cap's default became
+    none had 60 turns."""
+    if options.surface:
+        surface = options.surface
     elif resumed is not None:
         surface = resumed.get("surface") or "strict"
     else:
         surface = DEFAULT_SURFACE
-    return surface, args.max_turns or (resumed.get("max_turns") if resumed else None)
-
-
-def _resumed_backend(args: argparse.Namespace) -> dict[str, Any] | None:
-    """The backend settings the manifest of the run being resumed recorded; None for a new
-    run, {} when there is no such manifest (``--list-tools`` reads no run)."""
-    resume = getattr(args, "resume", None)
-    if resume is None:
-        return None
-    folder = args.out_dir if resume == RESUME_OUT_DIR else resume
-    try:
-        manifest = json.loads((Path(folder) / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, TypeError, ValueError):
-        return {}
-    backend = manifest.get("settings", {}).get("backend") if isinstance(manifest, dict) else None
-    return backend if isinstance(backend, dict) else {}
+    return surface, options.max_turns or (resumed.get("max_turns") if resumed else None)
 
 
 def _surface(
-    args: argparse.Namespace,
+    request: BuildRequest,
 ) -> tuple[McpSettings, McpServerDef, dict[str, str], dict[str, list[str]]]:
     """The settings, with the tools the server really offers sorted into allowed and
     excluded by the surface; the programs' versions; each offered tool's arguments."""
-    definition = SERVERS[args.backend]
-    surface, max_turns = surface_and_turns(args)
-    lightpanda = Path(args.lightpanda) if args.lightpanda else bundled_binary()
+    spec, options = request.spec, request.options
+    assert isinstance(options, McpOptions)
+    definition = SERVERS[options.backend]
+    surface, max_turns = surface_and_turns(options, request.resumed_settings)
+    lightpanda = Path(options.lightpanda) if options.lightpanda else bundled_binary()
     versions = check_binary(lightpanda)
     # CLAUDE_BIN names the claude program as upstream's harness reads it; --claude wins.
     claude_bin = os.environ.get("CLAUDE_BIN")
-    if args.claude is None and claude_bin:
+    if options.claude is None and claude_bin:
         claude = node_binary(Path(claude_bin), "claude", "CLAUDE_BIN")
     else:
-        claude = node_binary(args.claude, "claude", "--claude")
+        claude = node_binary(options.claude, "claude", "--claude")
     versions["claude-code"] = program_version([claude, "--version"])
     agent_browser = browser_use_python = None
-    if getattr(args, "agent_browser", None) and not args.backend.startswith("agent-browser"):
+    if options.agent_browser and not options.backend.startswith("agent-browser"):
         raise InputError(
-            f"--agent-browser: --backend {args.backend} does not use agent-browser "
+            f"--agent-browser: --backend {options.backend} does not use agent-browser "
             "(only agent-browser and agent-browser-lightpanda do)"
         )
-    if args.backend.startswith("agent-browser"):
-        agent_browser = node_binary(args.agent_browser, "agent-browser", "--agent-browser")
+    if options.backend.startswith("agent-browser"):
+        agent_browser = node_binary(options.agent_browser, "agent-browser", "--agent-browser")
         if not WRAPPER.exists():
             raise InputError(f"the agent-browser MCP wrapper is missing at {WRAPPER}")
-    if args.backend in ("agent-browser", "browser-use"):
+    if options.backend in ("agent-browser", "browser-use"):
         _check_chromium()
-    if args.backend == "browser-use":
-        python = Path(args.browser_use_python or BROWSER_USE_PYTHON)
+    if options.backend == "browser-use":
+        python = Path(options.browser_use_python or BROWSER_USE_PYTHON)
         if not os.access(python, os.X_OK):
             raise InputError(
                 f"browser-use is not installed ({python} is missing): "
@@ -784,19 +766,19 @@ def _surface(
             )
         browser_use_python = str(python)
     settings = McpSettings(
-        backend=args.backend,
+        backend=options.backend,
         surface=surface,
         claude=claude,
-        model=args.model or DEFAULT_MODEL,
+        model=spec.model or DEFAULT_MODEL,
         max_turns=max_turns,
-        auth=args.auth or "subscription",
-        mcp_tool_timeout_ms=args.mcp_tool_timeout_ms or DEFAULT_MCP_TOOL_TIMEOUT_MS,
-        max_budget_usd=args.max_budget_usd,
+        auth=options.auth or "subscription",
+        mcp_tool_timeout_ms=options.mcp_tool_timeout_ms or DEFAULT_MCP_TOOL_TIMEOUT_MS,
+        max_budget_usd=options.max_budget_usd,
         lightpanda=str(lightpanda),
         agent_browser=agent_browser,
         browser_use_python=browser_use_python,
-        base_url=args.base_url,
-        search_setting=getattr(args, "search", None) or DEFAULT_SEARCH,
+        base_url=options.base_url,
+        search_setting=options.search or DEFAULT_SEARCH,
     )
     if settings.search_setting == "tavily":
         settings.search_base_url = os.environ.get(BASE_URL_ENV) or None
@@ -818,11 +800,13 @@ def _surface(
     return settings, definition, versions, offered
 
 
-def list_tools(args: argparse.Namespace) -> int | None:
+def list_tools(request: BuildRequest) -> int | None:
     """``--list-tools``: print the stack's tool surface, run nothing (None without it)."""
-    if not args.list_tools:
+    options = request.options
+    assert isinstance(options, McpOptions)
+    if not options.list_tools:
         return None
-    settings, definition, _, arguments = _surface(args)
+    settings, definition, _, arguments = _surface(request)
     print(surface_listing(settings, definition, arguments))
     return 0
 
@@ -848,24 +832,12 @@ def surface_listing(
     return "\n".join(lines)
 
 
-CLI = BackendCLI(
-    name="claude-mcp",
-    add_args=add_args,
-    run_flags=(
-        "backend",
-        "surface",
-        "claude",
-        "lightpanda",
-        "agent_browser",
-        "browser_use_python",
-        "max_turns",
-        "auth",
-        "mcp_tool_timeout_ms",
-        "max_budget_usd",
-        "search",
-    ),
+DEFINITION = BackendDef(
+    kind="mcp",
+    title="Claude Code on a browser MCP server",
+    options=McpOptions,
     build=build,
-    run_dir=lambda suite, args: default_run_dir(suite.name, mcp_backend=args.backend),
+    run_dir=lambda suite, options: default_run_dir(suite.name, mcp_backend=options.backend),
     prog_suffix="-mcp-run",
     default_timeout_s=DEFAULT_TIMEOUT_S,
     inform=list_tools,

@@ -8,7 +8,6 @@ and stderr's tail is kept for diagnosis. The binary defaults to the one inside t
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import os
 import re
@@ -19,13 +18,18 @@ from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict
 
-from agent_benchmarks.backends.base import AgentOutcome, PreparedTask, process_failure
+from agent_benchmarks.backends.base import (
+    AgentOutcome,
+    BackendDef,
+    BuildRequest,
+    PreparedTask,
+    process_failure,
+)
 from agent_benchmarks.backends.lightpanda_trace import parse_usage_line, read_trace, strip_ansi
 from agent_benchmarks.datasets import sha256_file
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.provenance import default_run_dir
 from agent_benchmarks.records import ToolCall
-from agent_benchmarks.runner.command import BackendCLI
 from agent_benchmarks.runner.process import ProcessResult, ProcessSpec
 from agent_benchmarks.search import (
     BASE_URL_ENV,
@@ -36,7 +40,7 @@ from agent_benchmarks.search import (
     key_problem,
     summarise_calls,
 )
-from agent_benchmarks.suite import SuiteDef
+from agent_benchmarks.spec import Options, option
 
 NAME = "lightpanda-native"
 
@@ -299,101 +303,97 @@ DEFAULT_TIMEOUT_S = 300.0  # upstream's; localweb keeps its own shorter default
 DEFAULT_MEMORY_MAX_MB = 6000  # upstream's cap (systemd-run MemoryMax, no swap)
 
 
-def add_args(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("Lightpanda")
-    group.add_argument(
-        "--lightpanda",
-        type=Path,
-        help="the lightpanda binary to run (default: the one in the lightpanda package)",
+class LightpandaOptions(Options):
+    """The native runner's own flags. ``--provider`` (default gemini, as upstream: its key is
+    GOOGLE_API_KEY or GEMINI_API_KEY) and ``--model`` (default: Lightpanda's own for the
+    provider) are shared run flags."""
+
+    lightpanda: Path | None = option(
+        help="the lightpanda binary to run (default: the one in the lightpanda package)"
     )
-    group.add_argument(
-        "--base-url",
-        help="the provider's API base URL; {task_id} in it is replaced per task",
+    base_url: str | None = option(
+        help="the provider's API base URL; {task_id} in it is replaced per task"
     )
-    group.add_argument(
-        "--search",
-        choices=SEARCH_SETTINGS,
+    search: str | None = option(
         help="the agent's web search: native (default; Lightpanda's search tool, its engine "
         f"as --search-engine says) or tavily (that tool pinned to Tavily; needs {KEY_ENV}); "
         "none is refused: lightpanda agent cannot withhold its search tool",
+        choices=SEARCH_SETTINGS,
     )
-    group.add_argument(
-        "--search-engine",
-        choices=SEARCH_ENGINES,
+    search_engine: str | None = option(
         help="the engine of Lightpanda's search tool (default: not passed, so Lightpanda's "
         "auto: BRAVE_API_KEY, TAVILY_API_KEY, EXA_API_KEY in that order, else keenable)",
+        choices=SEARCH_ENGINES,
     )
-    # --provider (default gemini, as upstream: its key is GOOGLE_API_KEY or GEMINI_API_KEY)
-    # and --model (default: Lightpanda's own for the provider) are common run flags.
 
 
-def build(
-    args: argparse.Namespace, suite: SuiteDef, scripted_model: str | None
-) -> LightpandaBackend:
-    binary = Path(args.lightpanda) if args.lightpanda else bundled_binary()
+def build(request: BuildRequest) -> LightpandaBackend:
+    spec, options = request.spec, request.options
+    assert isinstance(options, LightpandaOptions)
+    binary = Path(options.lightpanda) if options.lightpanda else bundled_binary()
     programs = check_binary(binary)
-    args.search = args.search or DEFAULT_SEARCH
-    if args.search == "none":
+    # What the run uses, defaults included, is written back: the run stores it, so that a
+    # resume keeps it.
+    options.search = options.search or DEFAULT_SEARCH
+    if options.search == "none":
         raise InputError(
             "--search none: lightpanda agent has no option to withhold its search tool "
             "(see `lightpanda agent --help`); <suite>-mcp-run --search none can"
         )
-    if args.search == "tavily":
-        if args.search_engine not in (None, "tavily"):
+    if options.search == "tavily":
+        if options.search_engine not in (None, "tavily"):
             raise InputError(
                 f"--search tavily pins Lightpanda's search to Tavily; --search-engine "
-                f"{args.search_engine} says otherwise"
+                f"{options.search_engine} says otherwise"
             )
-        args.search_engine = "tavily"
-    key = SEARCH_KEYS.get(args.search_engine or "")
-    flag = "--search" if args.search == "tavily" else "--search-engine"
+        options.search_engine = "tavily"
+    key = SEARCH_KEYS.get(options.search_engine or "")
+    flag = "--search" if options.search == "tavily" else "--search-engine"
     if key is not None and not os.environ.get(key):
-        raise InputError(f"{flag} {args.search_engine} needs {key} in the environment")
-    if args.search_engine == "tavily":
+        raise InputError(f"{flag} {options.search_engine} needs {key} in the environment")
+    if options.search_engine == "tavily":
         # Lightpanda asks https://api.tavily.com itself; the harness checks the key there
         # first (BASE_URL_ENV only points this check at a local stand-in, for tests).
         problem = key_problem(os.environ[KEY_ENV], os.environ.get(BASE_URL_ENV) or None)
         if problem is not None:
             raise InputError(f"{flag} tavily: {problem}")
-    if scripted_model is not None:
+    if spec.user_agent is not None:
+        check_user_agent(spec.user_agent)
+    if request.scripted_model is not None:
         # The suite plays the model (localweb's oracle) over the OpenAI-compatible protocol;
         # each attempt's PreparedTask carries the scripted server's URL for that episode.
-        if args.user_agent is not None:
-            check_user_agent(args.user_agent)
         config = LightpandaConfig(
             binary=str(binary),
             provider="openai_compatible",
-            model=scripted_model,
-            user_agent=args.user_agent,
-            search_engine=args.search_engine,
-            search_setting=args.search,
+            model=request.scripted_model,
+            user_agent=spec.user_agent,
+            search_engine=options.search_engine,
+            search_setting=options.search,
         )
         return LightpandaBackend(config, programs)
-    args.provider = args.provider or DEFAULT_PROVIDER
-    if args.provider not in PROVIDERS:
+    spec.provider = spec.provider or DEFAULT_PROVIDER
+    if spec.provider not in PROVIDERS:
         raise InputError(
-            f"--provider {args.provider}: not a Lightpanda provider ({', '.join(PROVIDERS)})"
+            f"--provider {spec.provider}: not a Lightpanda provider ({', '.join(PROVIDERS)})"
         )
-    if args.user_agent is not None:
-        check_user_agent(args.user_agent)
-    keys = PROVIDER_KEYS.get(args.provider, ())
+    keys = PROVIDER_KEYS.get(spec.provider, ())
     if keys and not any(os.environ.get(k) for k in keys):
         raise InputError(
-            f"--provider {args.provider} needs {' or '.join(keys)} in the environment "
+            f"--provider {spec.provider} needs {' or '.join(keys)} in the environment "
             "(or run localweb-run, which needs no key)"
         )
-    if args.provider == "openai_compatible" and not (
-        args.base_url or os.environ.get("OPENAI_BASE_URL")
+    if spec.provider == "openai_compatible" and not (
+        options.base_url or os.environ.get("OPENAI_BASE_URL")
     ):
         raise InputError("--provider openai_compatible needs --base-url or OPENAI_BASE_URL")
     config = LightpandaConfig(
         binary=str(binary),
-        provider=args.provider,
-        model=args.model,
-        base_url=args.base_url,
-        user_agent=args.user_agent,
-        search_engine=args.search_engine,
-        search_setting=args.search,
+        provider=spec.provider,
+        model=spec.model,
+        base_url=options.base_url,
+        user_agent=spec.user_agent,
+        search_engine=options.search_engine,
+        search_setting=options.search,
     )
     return LightpandaBackend(config, programs)
 
@@ -407,12 +407,12 @@ def check_user_agent(user_agent: str) -> None:
         )
 
 
-CLI = BackendCLI(
-    name=NAME,
-    add_args=add_args,
-    run_flags=("lightpanda", "base_url", "search_engine", "search"),
+DEFINITION = BackendDef(
+    kind="native",
+    title="the Lightpanda agent",
+    options=LightpandaOptions,
     build=build,
-    run_dir=lambda suite, args: default_run_dir(suite.name),
+    run_dir=lambda suite, options: default_run_dir(suite.name),
     default_timeout_s=DEFAULT_TIMEOUT_S,
     default_memory_max_mb=DEFAULT_MEMORY_MAX_MB,
     user_agent=True,

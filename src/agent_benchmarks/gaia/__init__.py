@@ -65,6 +65,7 @@ SUITE = SuiteDef(
     name="gaia",
     title="GAIA",
     dataset=DATASET,
+    grader="agent_benchmarks.gaia.grade:make_grader",
     selection_flags=("level", "skip_attachments"),
     prompt=SuitePrompt(system=RESEARCH_ASSISTANT, answer="envelope"),
     answer_sources=(*HUB_ANSWER_SOURCES, "*gaia-benchmark*", "*gaia_benchmark*"),

@@ -4,9 +4,9 @@ upstream's lenient matching beside it (scores.json's ``upstream_view``)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from agent_benchmarks.cli import grade_command
 from agent_benchmarks.records import PredictionRow, TaskScore
 from agent_benchmarks.scoring.gaia import question_scorer
 from agent_benchmarks.scoring.scorecard import Grade
@@ -36,4 +36,6 @@ class GaiaGrader:
         return {}  # GAIA's metric is accuracy_strict, which the scorecard computes
 
 
-main = grade_command("gaia", lambda args, predictions: GaiaGrader())
+def make_grader(options: object, predictions: Path) -> GaiaGrader:
+    """The suite's grader (it takes no options)."""
+    return GaiaGrader()

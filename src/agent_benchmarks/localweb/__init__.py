@@ -20,6 +20,11 @@ SUITE = SuiteDef(
     title="localweb",
     dataset=None,
     bundled=_bundled,
+    grader="agent_benchmarks.localweb.grade:make_grader",
+    session="agent_benchmarks.localweb.session:localweb_session",
+    options="agent_benchmarks.localweb.session:FaultOptions",
+    scripted_model="scripted-oracle",
+    serve="agent_benchmarks.localweb.session:serve",
     prompt=SuitePrompt(system=LOCAL_SITE_ASSISTANT, answer="raw"),
     default_timeout_s=120.0,
 )

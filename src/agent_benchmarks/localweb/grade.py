@@ -9,13 +9,13 @@ names, per task, the clauses that failed.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from agent_benchmarks.cli import grade_command
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.localweb.tasks import TASKS_BY_ID, contracts_digest
 from agent_benchmarks.records import PredictionRow, Scores, TaskScore
@@ -92,4 +92,6 @@ class LocalwebGrader:
         console.print(table)
 
 
-main = grade_command("localweb", lambda args, predictions: LocalwebGrader())
+def make_grader(options: object, predictions: Path) -> LocalwebGrader:
+    """The suite's grader (it takes no options)."""
+    return LocalwebGrader()

@@ -30,7 +30,7 @@ from typing import Any
 
 from agent_benchmarks.records import PredictionRow
 from agent_benchmarks.report.schema import LeakHit
-from agent_benchmarks.suite import SUITE_NAMES, get_suite
+from agent_benchmarks.suite import get_suite, suite_names
 
 LOCAL_CACHE_PATTERNS = (
     "*/.cache/huggingface/*",
@@ -45,7 +45,7 @@ _HAS_DIGIT = re.compile(r"\d")
 
 
 def mirror_patterns(suite: str) -> tuple[str, ...]:
-    return get_suite(suite).answer_sources if suite in SUITE_NAMES else ()
+    return get_suite(suite).answer_sources if suite in suite_names() else ()
 
 
 def distinctive(task_id: str) -> bool:

@@ -2,8 +2,8 @@
 
 The pieces, from the outside in:
 
-* :mod:`.command`: ``<suite>-run`` for any backend: flags, run folder, manifest,
-  ``--resume``, grading at the end (:func:`run_command`, :class:`BackendCLI`);
+* :mod:`.launch`: a run from its :class:`~agent_benchmarks.spec.RunSpec`: checks, run
+  folder, manifest, ``--resume``, grading at the end (:func:`prepare`, :func:`launch`);
 * :mod:`.session`: a suite's side of an attempt: prompt, attachments, answer extraction
   (:class:`TaskSession`);
 * :mod:`.plan`: which attempts a run still owes (:func:`plan_attempts`);

@@ -21,6 +21,7 @@ import threading
 import time
 import traceback
 from collections import Counter
+from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType
@@ -305,6 +306,17 @@ class _Interrupts:
             self.progress.note("[yellow]interrupt:[/] killing the running tasks")
 
 
+@dataclass(frozen=True)
+class Lane:
+    """One run folder's share of an execution: its attempts, the runner that runs them and
+    the predictions file their rows go to. A run is one lane; a sweep runs each of its cells
+    as a lane of one execution, through one executor and one progress view."""
+
+    keys: list[AttemptKey]
+    runner: AttemptRunner
+    predictions_path: Path
+
+
 def execute(
     keys: list[AttemptKey],
     runner: AttemptRunner,
@@ -313,33 +325,59 @@ def execute(
     title: str,
     console: Console | None = None,
 ) -> RunOutcome:
+    """One run's attempts through ``executor``, each row written as its attempt ends."""
+    return execute_lanes([Lane(keys, runner, predictions_path)], executor, title, console)[0]
+
+
+def execute_lanes(
+    lanes: list[Lane], executor: Executor, title: str, console: Console | None = None
+) -> list[RunOutcome]:
+    """Every lane's attempts through one executor; each row is written to its own lane's
+    predictions file (by this thread only) as its attempt ends. One outcome per lane."""
     started = time.monotonic()
-    counts: Counter[str] = Counter()
-    contaminated: list[str] = []
-    written = 0
+    counts: list[Counter[str]] = [Counter() for _ in lanes]
+    contaminated: list[list[str]] = [[] for _ in lanes]
+    written = [0] * len(lanes)
+    busy = [0.0] * len(lanes)
     # A harness killed outright (SIGKILL, a lost machine) never removed its attempts' temp
     # folders: this run's next session does, before starting its own.
-    left = sweep_attempt_tmpdirs(runner.run_dir)
-    if left and console is not None:
-        console.print(f"removed {len(left)} temp folder(s) an earlier session of this run left")
+    for lane in lanes:
+        left = sweep_attempt_tmpdirs(lane.runner.run_dir)
+        if left and console is not None:
+            console.print(
+                f"removed {len(left)} temp folder(s) an earlier session of this run left "
+                f"({lane.runner.run_dir})"
+            )
+    lane_of = {id(lane.runner): i for i, lane in enumerate(lanes)}
+    work = [(lane.runner, key) for lane in lanes for key in lane.keys]
     with (
-        PredictionsWriter(predictions_path) as writer,
-        RunProgress(len(keys), title, console) as progress,
+        ExitStack() as writers_open,
+        RunProgress(len(work), title, console) as progress,
         _Interrupts(executor, progress) as interrupts,
     ):
-        for row in executor.run(keys, runner):
-            writer.append(row)
-            written += 1
-            counts[row.status] += 1
+        writers = [
+            writers_open.enter_context(PredictionsWriter(lane.predictions_path)) for lane in lanes
+        ]
+        for (runner, _), row in executor.run(work):
+            i = lane_of[id(runner)]
+            writers[i].append(row)
+            written[i] += 1
+            counts[i][row.status] += 1
+            busy[i] += row.duration_s
             if row.details.get("contaminated"):
-                contaminated.append(row.id)
+                contaminated[i].append(row.id)
             progress.advance(row)
-    return RunOutcome(
-        written=written,
-        counts=counts,
-        contaminated=contaminated,
-        interrupted=interrupts.count > 0,
-        wall_seconds=time.monotonic() - started,
-        busy_seconds=executor.busy_seconds,
-        agent_seconds=runner.agent_seconds,
-    )
+    wall = time.monotonic() - started
+    return [
+        RunOutcome(
+            written=written[i],
+            counts=counts[i],
+            contaminated=contaminated[i],
+            interrupted=interrupts.count > 0,
+            wall_seconds=wall,
+            # One lane: the executor's own figure (time inside attempts, harness included).
+            busy_seconds=executor.busy_seconds if len(lanes) == 1 else busy[i],
+            agent_seconds=lane.runner.agent_seconds,
+        )
+        for i, lane in enumerate(lanes)
+    ]

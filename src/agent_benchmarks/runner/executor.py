@@ -1,35 +1,48 @@
 """Executors: where attempts run. The engine hands them work through one small interface.
 
-An executor takes attempt keys and a function that runs one attempt to its row, and yields
-rows as attempts finish, in any order. :class:`LocalPool` runs them on this machine, N at
-a time, each in a worker thread that waits on the attempt's agent process. A distributed
-executor would implement the same three methods and ship the keys elsewhere; suites and
-backends would not change.
+An executor takes work, each item an attempt key and the function that runs that attempt
+to its row (one run's :class:`~.engine.AttemptRunner`; a sweep hands several runs' work to
+one executor), and yields each item with its row as attempts finish, in any order.
+:class:`LocalPool` runs them on this machine, N at a time, each in a worker thread that
+waits on the attempt's agent process; :class:`~.ray_executor.RayExecutor` ships them to a
+Ray cluster. Suites and backends do not know which.
 """
 
 from __future__ import annotations
 
 import queue
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import Protocol
+from typing import Any, Protocol
 
 from agent_benchmarks.records import PredictionRow
 from agent_benchmarks.runner.plan import AttemptKey
 
 # Runs one attempt to its final row. The event is set when the attempt must be killed now.
 AttemptFunction = Callable[[AttemptKey, threading.Event], PredictionRow]
+# One attempt to run, and the function that runs it.
+Work = tuple[AttemptFunction, AttemptKey]
 
 
 class Executor(Protocol):
+    """Used as a context manager around a run (a cluster executor connects on entry and
+    lets go on exit)."""
+
     workers: int
     busy_seconds: float  # summed wall time spent inside attempts (utilisation figures)
 
-    def run(
-        self, keys: Iterable[AttemptKey], run_attempt: AttemptFunction
-    ) -> Iterator[PredictionRow]:
-        """Start attempts and yield each row as its attempt ends."""
+    def __enter__(self) -> Executor: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+    def describe(self) -> dict[str, Any]:
+        """What the manifest records of where this session's attempts ran."""
+        ...
+
+    def run(self, work: Iterable[Work]) -> Iterator[tuple[Work, PredictionRow]]:
+        """Start attempts and yield each with its row as the attempt ends."""
         ...
 
     def stop_starting(self) -> None:
@@ -50,29 +63,39 @@ class LocalPool:
         self._kill = threading.Event()
         self.busy_seconds = 0.0  # summed wall time workers spent inside attempts
 
-    def run(
-        self, keys: Iterable[AttemptKey], run_attempt: AttemptFunction
-    ) -> Iterator[PredictionRow]:
-        todo: queue.SimpleQueue[AttemptKey] = queue.SimpleQueue()
-        for key in keys:
-            todo.put(key)
-        done: queue.SimpleQueue[PredictionRow | BaseException | None] = queue.SimpleQueue()
+    def __enter__(self) -> LocalPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": "local", "workers": self.workers, "host": socket.gethostname()}
+
+    def run(self, work: Iterable[Work]) -> Iterator[tuple[Work, PredictionRow]]:
+        todo: queue.SimpleQueue[Work] = queue.SimpleQueue()
+        for item in work:
+            todo.put(item)
+        done: queue.SimpleQueue[tuple[Work, PredictionRow] | BaseException | None] = (
+            queue.SimpleQueue()
+        )
         lock = threading.Lock()
 
         def worker() -> None:
             try:
                 while not self._stop.is_set():
                     try:
-                        key = todo.get_nowait()
+                        item = todo.get_nowait()
                     except queue.Empty:
                         return
+                    run_attempt, key = item
                     started = time.monotonic()
                     try:
                         row = run_attempt(key, self._kill)
                     finally:
                         with lock:
                             self.busy_seconds += time.monotonic() - started
-                    done.put(row)
+                    done.put((item, row))
             except BaseException as exc:  # a harness bug: surface it in the main thread
                 done.put(exc)
             finally:
@@ -88,17 +111,17 @@ class LocalPool:
         while running:
             # A short timeout keeps the main thread responsive to Ctrl-C.
             try:
-                item = done.get(timeout=0.2)
+                finished = done.get(timeout=0.2)
             except queue.Empty:
                 continue
-            if item is None:
+            if finished is None:
                 running -= 1
-            elif isinstance(item, BaseException):
+            elif isinstance(finished, BaseException):
                 self._stop.set()
                 self._kill.set()
-                raise item
+                raise finished
             else:
-                yield item
+                yield finished
 
     def stop_starting(self) -> None:
         self._stop.set()

@@ -10,16 +10,26 @@ and scripted model) subclasses it and overrides :meth:`TaskSession.prepare` and
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
 from agent_benchmarks.answers import extract_answer, extract_plain_answer
 from agent_benchmarks.attachments import prepare_attachment
-from agent_benchmarks.backends.base import AgentOutcome, PreparedTask
+from agent_benchmarks.backends.base import AgentOutcome, Backend, PreparedTask
+from agent_benchmarks.errors import InputError
 from agent_benchmarks.prompts import STANDARD, prompt_variant
 from agent_benchmarks.records import Mode, Task
 from agent_benchmarks.runner.plan import AttemptKey
+from agent_benchmarks.spec import RunSpec
 from agent_benchmarks.suite import SuiteDef
+
+# (suite, spec, mode, scripted model, backend) -> a context manager yielding the run's
+# session; a suite with run-scoped services (localweb) starts them in it.
+SessionFactory = Callable[
+    [SuiteDef, RunSpec, Mode, "str | None", Backend], AbstractContextManager["TaskSession"]
+]
 
 
 class TaskSession:
@@ -98,3 +108,33 @@ class TaskSession:
             "answer_envelope": extracted.envelope,
             "n_envelopes": extracted.n_envelopes,
         }
+
+
+@contextmanager
+def dataset_session(
+    suite: SuiteDef, spec: RunSpec, mode: Mode, scripted_model: str | None, backend: Backend
+) -> Iterator[TaskSession]:
+    """The dataset suites' session: the suite's prompt (the spec's variant of it, or the
+    user's system prompt file), answer-source blocking as the spec says."""
+    yield TaskSession(
+        suite,
+        mode,
+        system_prompt=read_system_prompt(spec.system_prompt_file),
+        block_answer_sources=bool(spec.block_answer_sources),
+        prompt_name=spec.prompt or STANDARD,
+    )
+
+
+def read_system_prompt(path: str | None) -> str | None:
+    """The text of ``--system-prompt-file``; None without one."""
+    if path is None:
+        return None
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"--system-prompt-file {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise InputError(f"--system-prompt-file {path}: not UTF-8 text") from None
+    if not text.strip():
+        raise InputError(f"--system-prompt-file {path}: the file is empty")
+    return text

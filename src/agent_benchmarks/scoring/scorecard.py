@@ -780,3 +780,33 @@ def print_summary(scores: Scores, out: Path, console: Console | None = None) -> 
     for warning in scores.warnings:
         console.print(f"[yellow]warning:[/] {warning}")
     console.print(f"wrote {out}")
+
+
+def grade_and_report(
+    grader: Grader, predictions: Path, out: Path | None = None, as_json: bool = False
+) -> Scores:
+    """Grade, write scores.json, and report: the tables on stdout, or with ``as_json`` the
+    summary as JSON on stdout and the rest on stderr. What ``<suite>-grade`` does, and what
+    a run ends with."""
+    scores, written = grade_file(predictions, grader, out=out)
+    if as_json:
+        stderr = Console(stderr=True, soft_wrap=True)
+        for warning in scores.warnings:
+            stderr.print(f"[yellow]warning:[/] {warning}")
+        stderr.print(f"wrote {written}")
+        print(summary_json(scores))
+        return scores
+    console = Console(soft_wrap=True)
+    print_summary(scores, written, console)
+    print_details = getattr(grader, "print_details", None)
+    if print_details is not None:
+        print_details(scores, console)
+    return scores
+
+
+def summary_json(scores: Scores) -> str:
+    """What ``--json`` prints: the whole scores.json record but its per-attempt lists (the
+    official one and the upstream view's)."""
+    return scores.model_dump_json(
+        indent=2, exclude={"per_task": True, "upstream_view": {"per_task"}}
+    )

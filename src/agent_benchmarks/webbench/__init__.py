@@ -67,6 +67,8 @@ SUITE = SuiteDef(
     name="webbench",
     title="WebBench READ",
     dataset=DATASET,
+    grader="agent_benchmarks.webbench.grade:make_grader",
+    grading_options="agent_benchmarks.webbench.grade:JudgeOptions",
     selection_flags=("site",),
     prompt=SuitePrompt(system=WEB_TASK_ASSISTANT, answer="raw"),
     answer_sources=(*HUB_ANSWER_SOURCES, "*halluminate*"),

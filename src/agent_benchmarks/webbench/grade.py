@@ -11,16 +11,14 @@ Verdicts are cached in the run folder per protocol, so grading again makes no ca
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-from agent_benchmarks.cli import grade_command, non_negative_int, positive_float, positive_int
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.records import PredictionRow, TaskScore
 from agent_benchmarks.scoring.llm_judge import (
@@ -39,6 +37,7 @@ from agent_benchmarks.scoring.llm_judge import (
 )
 from agent_benchmarks.scoring.llm_judge.upstream_prompt import has_unshown_outputs
 from agent_benchmarks.scoring.scorecard import Grade
+from agent_benchmarks.spec import Options, option
 
 
 class WebBenchGrader:
@@ -149,95 +148,82 @@ class WebBenchGrader:
         }
 
 
-def add_judge_args(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("judge")
-    group.add_argument(
-        "--judge-protocol",
-        choices=PROTOCOL_NAMES,
-        default=DEFAULT_PROTOCOL,
+class JudgeOptions(Options):
+    """The judge's settings: ``webbench-grade``'s flags, and ``webbench-run``'s for the grade
+    it ends with."""
+
+    judge_protocol: Literal["upstream", "strict"] = option(
+        DEFAULT_PROTOCOL,
         help="upstream: upstream's judge (its model, prompt, tools shown, verdict reading and "
         "call settings; empty answers judged; one call per row); strict: this project's "
-        "stricter judge (default: %(default)s)",
+        f"stricter judge (default: {DEFAULT_PROTOCOL})",
+        choices=PROTOCOL_NAMES,
     )
-    group.add_argument(
-        "--judge-model",
+    judge_model: str | None = option(
         help="claude-* (Anthropic), gemini-* or models/gemini-* (Google) or any model of an "
         "OpenAI-compatible endpoint given with --judge-base-url (default: the protocol's, "
         + ", ".join(f"{name} {p.default_model}" for name, p in PROTOCOLS.items())
         + ")",
     )
-    group.add_argument(
-        "--judge-provider", choices=("anthropic", "google", "openai"), help="override inference"
+    judge_provider: Literal["anthropic", "google", "openai"] | None = option(
+        help="override inference"
     )
-    group.add_argument("--judge-base-url", help="endpoint of the judge's API")
-    group.add_argument(
-        "--judge-workers",
-        type=non_negative_int,
-        default=4,
-        help="concurrent calls; 0 or 1 judges one row after another (default: %(default)s)",
+    judge_base_url: str | None = option(help="endpoint of the judge's API")
+    judge_workers: int = option(
+        4,
+        help="concurrent calls; 0 or 1 judges one row after another (default: 4)",
+        ge=0,
     )
-    group.add_argument(
-        "--judge-timeout",
-        type=positive_float,
+    judge_timeout: float | None = option(
         help="seconds per judge request (default: the protocol's, "
         + ", ".join(f"{name} {p.call.timeout_s:g}" for name, p in PROTOCOLS.items())
         + ")",
+        gt=0,
     )
-    group.add_argument(
-        "--judge-max-attempts",
-        type=positive_int,
-        help="strict protocol: calls per row before it is a judge_error (default: 5)",
+    judge_max_attempts: int | None = option(
+        help="strict protocol: calls per row before it is a judge_error (default: 5)", ge=1
     )
-    group.add_argument(
-        "--judge-backoff",
-        type=positive_float,
+    judge_backoff: float | None = option(
         help="strict protocol: first retry wait in seconds, doubling after; retry-after wins "
         "(default: 1)",
+        gt=0,
     )
-    group.add_argument(
-        "--no-cache", action="store_true", help="call the judge even for cached verdicts"
-    )
+    no_cache: bool = option(False, help="call the judge even for cached verdicts")
 
 
-_RETRY_FLAGS = (
-    ("judge_max_attempts", "--judge-max-attempts"),
-    ("judge_backoff", "--judge-backoff"),
-)
+_RETRY_FIELDS = ("judge_max_attempts", "judge_backoff")
 
 
-def judge_config(args: argparse.Namespace) -> JudgeConfig:
-    """The judge configuration the :func:`add_judge_args` flags describe; InputError naming
-    the flag when they do not fit together."""
-    protocol = get_protocol(args.judge_protocol)
+def judge_config(options: JudgeOptions) -> JudgeConfig:
+    """The judge configuration the options describe; InputError naming the flag when they
+    do not fit together."""
+    protocol = get_protocol(options.judge_protocol)
     if protocol.call.max_attempts == 1:
-        for attribute, flag in _RETRY_FLAGS:
-            if getattr(args, attribute) is not None:
+        for name in _RETRY_FIELDS:
+            if getattr(options, name) is not None:
                 raise InputError(
-                    f"{flag}: the {protocol.name} judge protocol makes one call per row (a "
-                    "failed call is INVALID, as upstream); retries belong to "
-                    "--judge-protocol strict"
+                    f"{JudgeOptions.flag_of(name)}: the {protocol.name} judge protocol makes "
+                    "one call per row (a failed call is INVALID, as upstream); retries belong "
+                    "to --judge-protocol strict"
                 )
     settings: dict[str, Any] = {}
-    if args.judge_backoff is not None:
-        settings["backoff_base_s"] = args.judge_backoff
+    if options.judge_backoff is not None:
+        settings["backoff_base_s"] = options.judge_backoff
     try:
         return JudgeConfig(
-            model=args.judge_model or protocol.default_model,
+            model=options.judge_model or protocol.default_model,
             protocol=protocol.name,
-            provider=args.judge_provider,
-            base_url=args.judge_base_url,
-            workers=args.judge_workers,
-            timeout_s=args.judge_timeout,
-            max_attempts=args.judge_max_attempts,
-            no_cache=args.no_cache,
+            provider=options.judge_provider,
+            base_url=options.judge_base_url,
+            workers=options.judge_workers,
+            timeout_s=options.judge_timeout,
+            max_attempts=options.judge_max_attempts,
+            no_cache=options.no_cache,
             **settings,
         )
     except ValidationError as exc:
         raise InputError(f"judge settings: {exc.errors()[0]['msg']}") from None
 
 
-def make_grader(args: argparse.Namespace, predictions: Path) -> WebBenchGrader:
-    return WebBenchGrader(judge_config(args), predictions.parent / CACHE_FILE_NAME)
-
-
-main = grade_command("webbench", make_grader, add_judge_args)
+def make_grader(options: JudgeOptions, predictions: Path) -> WebBenchGrader:
+    return WebBenchGrader(judge_config(options), predictions.parent / CACHE_FILE_NAME)

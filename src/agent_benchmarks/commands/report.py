@@ -17,7 +17,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from agent_benchmarks.cli import entry, positive_int
+from agent_benchmarks.commands.args import entry, positive_int
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.report import fmt
 from agent_benchmarks.report.audit import audit_run

@@ -1,0 +1,121 @@
+"""``agent-benchmarks sweep FILE``: a grid of runs through one executor, then compared.
+
+Every cell of the sweep file (:mod:`agent_benchmarks.sweep`) is an ordinary run command
+line with its own run folder. Cells already done are skipped; cells started are resumed.
+Every cell still to run is prepared first (backend, keys, programs, tasks, grader), so a
+cell that cannot start is named before any runs; then all their attempts go through one
+executor, under one progress view, each row into its own cell's folder. The cells are
+graded as their runs end, and ``compare`` puts every cell side by side in the sweep's
+folder (``compare.md``, ``compare.json``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from contextlib import ExitStack
+from pathlib import Path
+
+from rich.console import Console
+
+from agent_benchmarks.commands.args import entry
+from agent_benchmarks.commands.run import parse_run
+from agent_benchmarks.errors import InputError
+from agent_benchmarks.runner.engine import Lane, execute_lanes
+from agent_benchmarks.runner.launch import (
+    PreparedRun,
+    close_run,
+    conclude,
+    make_executor,
+    open_run,
+    prepare,
+)
+from agent_benchmarks.spec import ExecutorSpec
+from agent_benchmarks.sweep import Cell, Sweep, load_sweep
+
+
+def _prepare_cells(sweep: Sweep, cells: Sequence[Cell]) -> list[PreparedRun]:
+    """Every cell still to run, checked; one error naming every cell that cannot start."""
+    prepared: list[PreparedRun] = []
+    problems: list[str] = []
+    for cell in cells:
+        argv = cell.run_argv()
+        try:
+            spec, prog = parse_run(cell.suite, cell.runner, argv, strict=True)
+            spec.workers = sweep.workers
+            spec.executor = ExecutorSpec(kind=sweep.executor, address=sweep.ray_address)
+            prepared.append(prepare(spec, prog, argv))
+        except InputError as exc:
+            problems.append(f"cell {cell.label}: {exc}")
+    if problems:
+        raise InputError(
+            f"{len(problems)} cell(s) of the sweep cannot start; nothing was run:\n  "
+            + "\n  ".join(problems)
+        )
+    return prepared
+
+
+def run_sweep(path: Path, console: Console) -> int:
+    sweep = load_sweep(path)
+    cells = sweep.cells()
+    todo = [cell for cell in cells if cell.state() != "done"]
+    console.print(
+        f"sweep {path}: {len(cells)} cell(s), {len(cells) - len(todo)} done, "
+        f"{len(todo)} to run → {sweep.out_dir}"
+    )
+    outcome_status = 0
+    if todo:
+        prepared = _prepare_cells(sweep, todo)
+        executor = make_executor(prepared[0].spec)
+        with executor, ExitStack() as running:
+            runs = [
+                running.enter_context(open_run(p, console, executor.describe())) for p in prepared
+            ]
+            lanes = [
+                Lane(p.plan.todo, run.runner, p.predictions_path)
+                for p, run in zip(prepared, runs, strict=True)
+            ]
+            outcomes = execute_lanes(lanes, executor, f"sweep {sweep.name}", console)
+            for run, outcome in zip(runs, outcomes, strict=True):
+                close_run(run, outcome)
+        statuses = [conclude(console, p, o) for p, o in zip(prepared, outcomes, strict=True)]
+        if any(o.interrupted for o in outcomes):
+            console.print(
+                f"[yellow]sweep interrupted.[/] continue it with: agent-benchmarks sweep {path}"
+            )
+            return 130
+        outcome_status = max(statuses)
+    from agent_benchmarks.commands.report import compare_command
+
+    folders = [str(cell.out_dir) for cell in cells]
+    compare_status = compare_command(
+        [
+            *folders,
+            "--markdown-out",
+            str(sweep.out_dir / "compare.md"),
+            "--json-out",
+            str(sweep.out_dir / "compare.json"),
+        ]
+    )
+    return outcome_status or compare_status
+
+
+@entry
+def sweep_command(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(
+        prog="agent-benchmarks sweep",
+        description="Run a grid of runs (a TOML sweep file) through one executor, then "
+        "compare them; running it again resumes what is unfinished and skips what is done.",
+    )
+    parser.add_argument("file", type=Path, help="the sweep file (TOML)")
+    parser.add_argument(
+        "--list", action="store_true", help="list the cells, their state and command lines"
+    )
+    args = parser.parse_args(argv)
+    console = Console(stderr=True, soft_wrap=True)
+    if args.list:
+        print(load_sweep(args.file).listing())
+        return 0
+    return run_sweep(args.file, console)

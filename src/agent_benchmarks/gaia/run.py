@@ -1,7 +1,0 @@
-"""Console scripts that run the gaia suite against a browser stack
-(:mod:`agent_benchmarks.runner.entry_points`)."""
-
-from agent_benchmarks.gaia import SUITE
-from agent_benchmarks.runner.entry_points import run_mains
-
-main, mcp_main, ab_main = run_mains(SUITE)

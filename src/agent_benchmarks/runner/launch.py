@@ -1,0 +1,735 @@
+"""A run from its spec to a graded run folder: the runner's side of every run command.
+
+:func:`prepare` checks everything a run needs before anything starts (the backend and its
+programs and keys, the tasks, the grader it ends with, a resumed run's manifest) and returns
+a :class:`PreparedRun`; :func:`open_run` starts its services and writes its manifest;
+:func:`launch` is the whole of one run. A sweep prepares all its cells first, so that a cell
+that cannot start is named before any runs, then runs them through one executor.
+
+A run's defining fields (provider, model, timeout, repeat, prompt, the backend's own) are
+stored in the manifest (``settings.flags``, and the whole spec in ``spec``). A resume takes
+them from there; a field the user gave again (``spec.typed``) must hold the manifest's
+value, because a run must not change what it measures halfway.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from agent_benchmarks.backends.base import Backend, BackendDef, BuildRequest
+from agent_benchmarks.datasets import (
+    LoadedDataset,
+    Selection,
+    load_dataset_bundled,
+    load_tasks,
+    select_tasks,
+    sha256_file,
+)
+from agent_benchmarks.errors import InputError
+from agent_benchmarks.pricing import PriceTable, load_price_table
+from agent_benchmarks.prompts import PROMPT_NAMES, STANDARD, default_prompt_name, prompt_variant
+from agent_benchmarks.provenance import build_manifest, git_state, utc_now
+from agent_benchmarks.records import Manifest, Mode, RunSession, Scores, Task
+from agent_benchmarks.redact import redact_argv
+from agent_benchmarks.runner.engine import AttemptRunner, RunOutcome
+from agent_benchmarks.runner.executor import Executor, LocalPool
+from agent_benchmarks.runner.plan import Plan, plan_attempts
+from agent_benchmarks.runner.process import memory_cap_method
+from agent_benchmarks.runner.session import SessionFactory, TaskSession, dataset_session
+from agent_benchmarks.scoring.scorecard import Grader, grade_and_report, read_manifest
+from agent_benchmarks.spec import RUN_FIELDS, NoOptions, Options, RunSpec
+from agent_benchmarks.storage import PredictionsStream, current_task_id, write_json_atomic
+from agent_benchmarks.suite import SuiteDef, get_backend, get_suite, load_ref
+
+# Selection fields: a resumed run keeps the manifest's task ids; given again, they must say
+# what the manifest's selection says.
+SELECTION_FIELDS = (
+    "limit",
+    "task_ids",
+    "level",
+    "site",
+    "sample_per_site",
+    "sample_seed",
+    "skip_attachments",
+)
+
+
+def backend_def(kind: str) -> BackendDef:
+    try:
+        return get_backend(kind)
+    except KeyError:
+        raise InputError(f"no backend {kind!r} is registered") from None
+
+
+def suite_def(name: str) -> SuiteDef:
+    try:
+        return get_suite(name)
+    except KeyError:
+        raise InputError(f"no suite {name!r} is registered") from None
+
+
+def suite_options(suite: SuiteDef) -> type[Options]:
+    return load_ref(suite.options) if suite.options else NoOptions
+
+
+def grading_options(suite: SuiteDef) -> type[Options]:
+    return load_ref(suite.grading_options) if suite.grading_options else NoOptions
+
+
+def make_grader(suite: SuiteDef, values: dict[str, Any], predictions: Path) -> Grader:
+    """The suite's grader with its options (WebBench: the judge's)."""
+    options = grading_options(suite).parse(values, "grading")
+    return load_ref(suite.grader)(options, predictions)
+
+
+def load_selected(suite: SuiteDef, spec: RunSpec) -> tuple[LoadedDataset, list[Task]]:
+    """The suite's tasks as the spec selects them."""
+    s = spec.selection
+    selection = Selection(
+        task_ids=s.task_ids,
+        limit=s.limit,
+        level=s.level,
+        skip_attachments=s.skip_attachments,
+        site=s.site,
+        sample_per_site=s.sample_per_site,
+        sample_seed=s.sample_seed,
+        as_dict=s.recorded(),
+    )
+    if suite.bundled is not None:
+        if spec.dataset_file is not None:
+            raise InputError(f"--dataset-file: {suite.name} bundles its own tasks")
+        loaded = suite.bundled()
+        return loaded, select_tasks(loaded.tasks, selection)
+    assert suite.dataset is not None
+    config = None
+    if "level" in suite.selection_flags:
+        config = "2023_all" if s.level is None else f"2023_level{s.level}"
+    loaded = load_tasks(
+        suite.dataset,
+        split=spec.split or suite.dataset.default_split,
+        dataset_file=spec.dataset_file,
+        config=config,
+        revision=spec.revision,
+    )
+    return loaded, select_tasks(loaded.tasks, selection, suite.dataset.default_per_site)
+
+
+@dataclass
+class PreparedRun:
+    """A run checked and ready to start: nothing has been started or written yet."""
+
+    spec: RunSpec
+    prog: str
+    argv: list[str]
+    suite: SuiteDef
+    definition: BackendDef
+    backend: Backend
+    run_dir: Path
+    manifest: Manifest | None  # the resumed run's; None for a new run
+    loaded: LoadedDataset
+    tasks: list[Task]
+    plan: Plan
+    mode: Mode
+    scripted_model: str | None
+    model: str | None
+    prices: PriceTable
+    grader: Grader | None
+    empty_retry: bool
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def predictions_path(self) -> Path:
+        return self.run_dir / "predictions.jsonl"
+
+    def grade_later(self) -> str:
+        """The command that grades this run as it would have been graded at its end."""
+        options = grading_options(self.suite)
+        flags: list[str] = []
+        for name in options.model_fields:
+            if name not in self.spec.typed or name not in self.spec.grading:
+                continue
+            value = self.spec.grading[name]
+            if isinstance(value, bool):
+                flags += [options.flag_of(name)] if value else []
+            else:
+                flags += [options.flag_of(name), str(value)]
+        return shlex.join([f"{self.suite.name}-grade", str(self.run_dir), *flags])
+
+
+def prepare(spec: RunSpec, prog: str, argv: Sequence[str]) -> PreparedRun:
+    """Check the run and everything it needs; an :class:`InputError` names what is wrong."""
+    spec = spec.model_copy(deep=True)
+    suite = suite_def(spec.suite)
+    definition = backend_def(spec.runner)
+    options = definition.options.parse(spec.backend, f"{prog} options")
+    typed = set(spec.typed)
+    manifest: Manifest | None = None
+    if spec.user_agent is not None and not definition.user_agent:
+        raise InputError(
+            f"--user-agent: {prog} cannot set the browser's User-Agent ({suite.name}-run "
+            f"and {suite.name}-ab-run can)"
+        )
+    if spec.prompt is not None and spec.prompt not in PROMPT_NAMES:
+        raise InputError(f"--prompt {spec.prompt}: no such prompt ({', '.join(PROMPT_NAMES)})")
+    if spec.resume is not None:
+        run_dir = spec.resume.absolute()
+        manifest = _load_resumable(run_dir, suite, spec)
+        _apply_stored_fields(spec, options, manifest.settings.get("flags", {}), definition, typed)
+    else:
+        if not spec.retry_errors:
+            raise InputError("--no-retry-errors only applies with --resume")
+        # Absolute: each agent runs in its attempt folder, so relative paths would break.
+        run_dir = (spec.out_dir or definition.run_dir(suite, options)).absolute()
+        if (run_dir / "predictions.jsonl").exists():
+            raise InputError(
+                f"{run_dir} already holds a run; continue it with --resume {run_dir}, "
+                "or choose another --out-dir"
+            )
+    spec.repeat = spec.repeat or 1
+    # Without a provider, a suite that can play the model itself (localweb) does so.
+    scripted_model = None
+    if suite.scripted_model is not None and spec.provider is None:
+        if spec.backend.get("base_url") is None:
+            scripted_model = spec.scripted_model or suite.scripted_model
+    elif spec.scripted_model is not None:
+        raise InputError(
+            f"--scripted-model {spec.scripted_model}: only a suite that plays the model itself "
+            "(localweb, without --provider) has a scripted model"
+        )
+    mode: Mode = "scaffold" if scripted_model or spec.scaffold else "live"
+    prices = load_price_table(Path(spec.prices) if spec.prices else None)
+    resumed_settings = manifest.settings.get("backend", {}) if manifest is not None else None
+    request = BuildRequest(spec, options, suite, scripted_model, resumed_settings)
+    # Built before the tasks load: its own options, keys and programs are checked first,
+    # so a bad flag is named before a dataset is fetched (or refused for want of a token).
+    backend = definition.build(request)
+    spec.backend = options.model_dump(mode="json", exclude_none=True)
+    if manifest is not None:
+        loaded, tasks = _reload_tasks(suite, manifest)
+    else:
+        loaded, tasks = load_selected(suite, spec)
+        if not tasks:
+            raise InputError("the selection is empty: no task to run")
+        # A resumed run keeps what its manifest says, defaults included.
+        spec.timeout = spec.timeout or definition.timeout_for(suite)
+        if spec.memory_max_mb is None:
+            spec.memory_max_mb = definition.default_memory_max_mb
+    # A scripted model is named as such in the manifest and never priced, whatever id the
+    # driven program had to be given (Claude Code insists on a real model id). The model
+    # the program runs: given, or the program's own default where the backend knows it.
+    settings = backend.settings()
+    model = scripted_model or settings.get("model") or settings.get("default_model")
+    if manifest is not None and manifest.model != model:
+        raise InputError(
+            f"--resume {run_dir}: the model was {manifest.model!r} when the run started and "
+            f"is {model!r} now (an environment default such as AI_GATEWAY_MODEL changed?); "
+            "restore it or start a new run"
+        )
+    if spec.prompt is None and manifest is not None:
+        spec.prompt = STANDARD  # a run started before the variants ran the suite's own
+    elif spec.prompt is None:
+        assert suite.prompt is not None
+        spec.prompt = default_prompt_name(suite.prompt, backend.name, model)
+    if suite.prompt is not None:
+        try:
+            prompt_variant(suite.prompt, spec.prompt)
+        except ValueError as exc:
+            raise InputError(f"--prompt {spec.prompt}: {exc}") from None
+    suite_options(suite).parse(spec.suite_options, f"{prog} options").check()
+    predictions_path = run_dir / "predictions.jsonl"
+    # Last of the checks, after the run's own fields: nothing has started yet.
+    grader = _end_grader(suite, spec, predictions_path, tasks, prog) if spec.grade else None
+    empty_retry = suite.retry_empty_once and definition.empty_retry and not spec.no_empty_retry
+    if manifest is not None and not manifest.settings.get("empty_retry", {}).get("on"):
+        empty_retry = False  # a run started without it (or before it existed) stays so
+    # Streamed: a resumed run's rows may hold gigabytes of traces; the plan keeps statuses.
+    existing = PredictionsStream(predictions_path) if predictions_path.exists() else []
+    plan = plan_attempts(
+        [t.id for t in tasks], spec.repeat, existing, retry_errors=spec.retry_errors
+    )
+    warnings = []
+    if isinstance(existing, PredictionsStream):
+        warnings = [f"{w}; it is set aside to predictions.jsonl.torn" for w in existing.warnings()]
+    return PreparedRun(
+        spec=spec,
+        prog=prog,
+        argv=list(argv),
+        suite=suite,
+        definition=definition,
+        backend=backend,
+        run_dir=run_dir,
+        manifest=manifest,
+        loaded=loaded,
+        tasks=tasks,
+        plan=plan,
+        mode=mode,
+        scripted_model=scripted_model,
+        model=model,
+        prices=prices,
+        grader=grader,
+        empty_retry=empty_retry,
+        warnings=warnings,
+    )
+
+
+@dataclass
+class OpenRun:
+    """A run whose services are up and whose manifest is written: attempts can start."""
+
+    prepared: PreparedRun
+    manifest: Manifest
+    session: TaskSession
+    runner: AttemptRunner
+    this_session: RunSession
+
+
+def session_factory(prepared: PreparedRun) -> SessionFactory:
+    """The session a run runs in: the suite's own (localweb's site), the backend's for the
+    dataset suites (agent-browser chat's prompt), else the dataset session."""
+    if prepared.suite.session is not None:
+        return load_ref(prepared.suite.session)
+    if prepared.definition.dataset_session is not None:
+        return load_ref(prepared.definition.dataset_session)
+    return dataset_session
+
+
+@contextmanager
+def open_run(
+    prepared: PreparedRun, console: Console, executor_info: dict[str, Any] | None = None
+) -> Iterator[OpenRun]:
+    """Start the run's services, write its manifest (a new one, or this session added to a
+    resumed one) and build the attempt runner; the services stop on leaving."""
+    p = prepared
+    spec = p.spec
+    for warning in p.warnings:
+        console.print(f"[yellow]warning:[/] {warning}")
+    factory = session_factory(p)
+    with factory(p.suite, spec, p.mode, p.scripted_model, p.backend) as session:
+        sha, dirty = git_state()
+        this_session = RunSession(
+            started_at=utc_now(),
+            argv=redact_argv([p.prog, *p.argv]),
+            planned=len(p.plan.todo),
+            retried=p.plan.retried,
+            git_sha=sha,
+            git_dirty=dirty,
+        )
+        manifest = p.manifest
+        if manifest is None:
+            p.run_dir.mkdir(parents=True, exist_ok=True)
+            manifest = _new_manifest(p, session)
+        else:
+            _check_backend_unchanged(manifest, p.backend, p.run_dir)
+            _check_prompt_unchanged(manifest, session, p.run_dir)
+        if executor_info is not None:
+            manifest.settings.setdefault("executors", []).append(executor_info)
+        manifest.sessions.append(this_session)
+        write_manifest(p.run_dir, manifest)
+        _announce(console, p.suite, manifest, p.plan, p.run_dir)
+        runner = AttemptRunner(
+            run_dir=p.run_dir,
+            tasks={t.id: t for t in p.tasks},
+            session=session,
+            backend=p.backend,
+            timeout_s=spec.timeout,
+            memory_max_mb=spec.memory_max_mb or None,
+            prices=p.prices,
+            price_model=None if getattr(p.backend, "prices_own_rows", False) else p.model,
+            retry_empty=p.empty_retry,
+        )
+        yield OpenRun(p, manifest, session, runner, this_session)
+
+
+def close_run(run: OpenRun, outcome: RunOutcome) -> None:
+    """Record the session's end in the manifest."""
+    this_session = run.this_session
+    this_session.finished_at = utc_now()
+    this_session.completed = outcome.written
+    this_session.interrupted = outcome.interrupted
+    this_session.wall_seconds = round(outcome.wall_seconds, 3)
+    this_session.busy_seconds = round(outcome.busy_seconds, 3)
+    this_session.agent_seconds = round(outcome.agent_seconds, 3)
+    manifest = run.manifest
+    manifest.sessions[-1] = this_session
+    manifest.finished_at = this_session.finished_at
+    # What the backend learned only by running joins its settings (Claude Code: the model
+    # id an alias such as `sonnet` resolved to).
+    learned = getattr(run.prepared.backend, "learned_settings", None)
+    if learned is not None:
+        merge_learned(manifest.settings.setdefault("backend", {}), learned())
+    write_manifest(run.prepared.run_dir, manifest)
+
+
+def make_executor(spec: RunSpec) -> Executor:
+    """The executor the spec names."""
+    if spec.executor.kind == "ray":
+        from agent_benchmarks.runner.ray_executor import RayExecutor
+
+        return RayExecutor(spec.workers, address=spec.executor.address)
+    return LocalPool(spec.workers)
+
+
+def launch(spec: RunSpec, prog: str, argv: Sequence[str]) -> int:
+    """One run, start to end: its exit status (0 done, 1 every attempt failed or grading
+    failed, 130 interrupted)."""
+    from agent_benchmarks.runner.engine import execute
+
+    console = Console(stderr=True, soft_wrap=True)
+    if (definition := backend_def(spec.runner)).inform is not None:
+        status = _inform(definition, spec)
+        if status is not None:
+            return status
+    prepared = prepare(spec, prog, argv)
+    executor = make_executor(prepared.spec)
+    with executor, open_run(prepared, console, executor.describe()) as run:
+        outcome = execute(
+            prepared.plan.todo,
+            run.runner,
+            executor,
+            prepared.predictions_path,
+            prepared.suite.title,
+            console,
+        )
+        close_run(run, outcome)
+    return conclude(console, prepared, outcome)
+
+
+def _inform(definition: BackendDef, spec: RunSpec) -> int | None:
+    """The backend's informational option (--list-tools), answered before anything loads."""
+    assert definition.inform is not None
+    options = definition.options.parse(spec.backend, "options")
+    suite = suite_def(spec.suite)
+    resumed: dict[str, Any] | None = None
+    if spec.resume is not None:
+        manifest = read_manifest(spec.resume) if spec.resume.is_dir() else None
+        resumed = manifest.settings.get("backend", {}) if manifest is not None else {}
+    return definition.inform(BuildRequest(spec, options, suite, None, resumed))
+
+
+def merge_learned(backend_settings: dict[str, Any], learned: dict[str, Any]) -> None:
+    """Add what this session learned to the manifest's backend settings; a list keeps what
+    earlier sessions of the run learned too (a resumed run's model ids are all its ids)."""
+    for key, value in learned.items():
+        before = backend_settings.get(key)
+        if isinstance(value, list) and isinstance(before, list):
+            value = sorted(set(before) | set(value))
+        backend_settings[key] = value
+
+
+def _end_grader(
+    suite: SuiteDef, spec: RunSpec, predictions_path: Path, tasks: Sequence[Task], prog: str
+) -> Grader:
+    """The grader a run ends with, built before its first task, so that what would make the
+    grade fail after the last task (a judge without its API key, bad judge settings, tasks
+    with no gold answer to grade against) stops the run before it starts."""
+    grader = make_grader(suite, spec.grading, predictions_path)
+    no_gold = [t.id for t in tasks if t.gold is None] if grader.needs_gold else []
+    if no_gold:
+        raise InputError(
+            f"{prog} grades at the end against gold answers, and {len(no_gold)} selected "
+            f"task(s) have none (e.g. {no_gold[0]!r}; a test split keeps its answers hidden): "
+            "pass --no-grade"
+        )
+    readiness_problem = getattr(grader, "readiness_problem", None)
+    problem = readiness_problem() if readiness_problem is not None else None
+    if problem is not None:
+        raise InputError(
+            f"{prog} grades at the end with {problem}: set it, or pass --no-grade and grade "
+            f"later with {suite.name}-grade RUN_DIR"
+        )
+    return grader
+
+
+def _new_manifest(p: PreparedRun, session: TaskSession) -> Manifest:
+    spec = p.spec
+    options = p.definition.options
+    defining = {name: spec.backend.get(name) for name in options.run_defining()}
+    flags = {name: getattr(spec, name) for name in RUN_FIELDS} | defining
+    return build_manifest(
+        suite=p.suite.name,
+        loaded=p.loaded,
+        task_ids=[t.id for t in p.tasks],
+        selection=spec.selection.recorded(),
+        backend=p.backend.name,
+        mode=p.mode,
+        argv=[p.prog, *p.argv],
+        provider=p.backend.settings().get("provider"),
+        model=p.model,
+        programs=p.backend.programs(),
+        workers=spec.workers,
+        timeout_s=spec.timeout,
+        repeat=spec.repeat or 1,
+        spec=spec.model_dump(mode="json"),
+        settings={
+            "flags": flags,
+            "backend": p.backend.settings(),
+            "session": session.settings(),
+            "prices": {"version": p.prices.version, "source": p.prices.source},
+            **({"isolation": p.definition.isolation} if p.definition.isolation else {}),
+            "memory_cap": _memory_cap(spec.memory_max_mb),
+            "empty_retry": _empty_retry(p.suite, p.definition, p.empty_retry),
+        },
+    )
+
+
+def conclude(console: Console, p: PreparedRun, outcome: RunOutcome) -> int:
+    """Report the session's end, grade the run if asked, and say the exit status."""
+    c = outcome.counts
+    console.print(
+        f"{outcome.written} attempt(s) in {outcome.wall_seconds:.1f}s: ok {c['ok']}, "
+        f"empty {c['empty']}, timeout {c['timeout']}, error {c['error']} → {p.run_dir}"
+    )
+    if outcome.contaminated:
+        console.print(
+            f"[bold red]CONTAMINATED: {len(outcome.contaminated)} attempt(s) called tools "
+            f"outside the browser MCP server[/] ({', '.join(outcome.contaminated[:5])}); "
+            "their rows list the calls in details.foreign_calls and scores.json reports "
+            "accuracy without them"
+        )
+    if outcome.interrupted:
+        console.print(f"[yellow]interrupted.[/] continue with: {p.prog} --resume {p.run_dir}")
+        return 130
+    # Every attempt failing is the run's failure (exit 1), but it is graded all the same:
+    # an attempt that printed an answer before it failed is graded on it, as upstream does.
+    all_failed = bool(outcome.written) and c["timeout"] + c["error"] == outcome.written
+    if all_failed:
+        console.print(
+            "[red]every attempt failed with an infrastructure error[/] (see the rows' "
+            f"error and stderr_tail); retry them with: {p.prog} --resume {p.run_dir}"
+        )
+    grade_later = p.grade_later()
+    if p.grader is None:
+        console.print(f"not graded (--no-grade); grade with: {grade_later}")
+        return 1 if all_failed else 0
+    try:
+        scores = grade_and_report(p.grader, p.predictions_path)
+    except (InputError, OSError) as exc:
+        console.print(
+            f"[red]grading failed:[/] {exc}\nthe run folder is complete ({p.run_dir}); grade "
+            f"it with: {grade_later}"
+        )
+        return 1
+    unjudged = _judge_calls_failed(scores)
+    if unjudged:
+        console.print(
+            f"[red]grading incomplete:[/] the judge's API gave no reply for {unjudged} "
+            "attempt(s) (see details.judge_problem in scores.json); the run folder is "
+            f"complete ({p.run_dir}); grade again with: {grade_later} (verdicts already "
+            "given are cached)"
+        )
+        return 1
+    return 1 if all_failed else 0
+
+
+def _judge_calls_failed(scores: Scores) -> int:
+    """Attempts an LLM judge could not judge because its API gave no reply (none without a
+    judge): counted INVALID under upstream's protocol, ``judge_error`` under the strict one."""
+    return (scores.grader.get("judged") or {}).get("n_call_failed", 0)
+
+
+def _announce(
+    console: Console, suite: SuiteDef, manifest: Manifest, plan: Plan, run_dir: Path
+) -> None:
+    n_tasks = len(manifest.task_ids)
+    what = f"{suite.title}: {n_tasks} task(s) × {manifest.repeat}"
+    if plan.settled or plan.retried or plan.kept_failures:
+        what += (
+            f"; resuming: {plan.settled} done, {plan.retried} to retry, "
+            f"{plan.kept_failures} failure(s) kept"
+        )
+    console.print(
+        f"{what}; {len(plan.todo)} attempt(s) to run, {manifest.workers} worker(s), "
+        f"timeout {manifest.timeout_s:g}s, mode {manifest.mode} → {run_dir}"
+    )
+    if manifest.mode == "scaffold":
+        console.print(
+            "[yellow]scaffold run:[/] the model is a scripted test double; these numbers "
+            "test the browser stack and the harness, they are not a benchmark result"
+        )
+
+
+def write_manifest(run_dir: Path, manifest: Manifest) -> None:
+    write_json_atomic(run_dir / "manifest.json", manifest.model_dump_json(indent=2) + "\n")
+
+
+def _load_resumable(run_dir: Path, suite: SuiteDef, spec: RunSpec) -> Manifest:
+    if not run_dir.is_dir():
+        raise InputError(f"--resume {run_dir}: no such run folder")
+    manifest = read_manifest(run_dir)
+    if manifest is None:
+        raise InputError(f"--resume {run_dir}: no manifest.json there, so not a run folder")
+    if manifest.suite != suite.name:
+        raise InputError(f"--resume {run_dir}: a {manifest.suite} run, not {suite.name}")
+    _check_selection_unchanged(manifest, spec, run_dir)
+    return manifest
+
+
+def _changed(flag: str, given: Any, kept: Any, what: str) -> InputError:
+    return InputError(
+        f"--{flag.replace('_', '-')} {_typed(given)}: this run was started with "
+        f"{_shown(kept)}; {what} (start a new run to change it)"
+    )
+
+
+def _typed(value: Any) -> str:
+    return ",".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, list):
+        return ",".join(map(str, value))
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def _check_selection_unchanged(manifest: Manifest, spec: RunSpec, run_dir: Path) -> None:
+    """Selection fields given with ``--resume`` must say what the manifest says."""
+    keeps = f"a resumed run keeps the tasks its manifest lists ({run_dir}/manifest.json)"
+    defaults = {"sample_seed": 0, "skip_attachments": False}
+    typed = set(spec.typed)
+    for name in SELECTION_FIELDS:
+        if name not in typed:
+            continue
+        given = getattr(spec.selection, name)
+        kept = manifest.selection.get(name, defaults.get(name))
+        if name == "task_ids" and given and kept:  # either form of a WebBench id
+            same = [current_task_id(manifest.suite, i) for i in given] == [
+                current_task_id(manifest.suite, i) for i in kept
+            ]
+        else:
+            same = given == kept
+        if not same:
+            raise _changed(name, given, kept, keeps)
+    if "split" in typed and spec.split != manifest.split:
+        raise _changed("split", spec.split, manifest.split, keeps)
+    if "revision" in typed and spec.revision != manifest.dataset.revision:
+        raise _changed("revision", spec.revision, manifest.dataset.revision, keeps)
+    if "dataset_file" in typed and spec.dataset_file is not None:
+        given_path = spec.dataset_file.resolve()
+        source = manifest.dataset
+        kept_path = Path(source.path).resolve() if source.kind == "file" and source.path else None
+        if given_path != kept_path:
+            kept = str(kept_path) if kept_path else f"the {source.kind} dataset"
+            raise InputError(
+                f"--dataset-file {spec.dataset_file}: this run was started with {kept}; "
+                f"{keeps} (start a new run to change it)"
+            )
+        if not given_path.is_file() or sha256_file(given_path) != source.sha256:
+            raise InputError(
+                f"--dataset-file {spec.dataset_file}: the file changed since this run started "
+                f"(sha256 {source.sha256} then); restore it or start a new run"
+            )
+
+
+def _apply_stored_fields(
+    spec: RunSpec,
+    options: Options,
+    stored: dict[str, Any],
+    definition: BackendDef,
+    typed: set[str],
+) -> None:
+    """A resumed run's defining fields, shared and the backend's, take the manifest's
+    values; one given again with another value is refused, naming it."""
+    for name in RUN_FIELDS:
+        _keep(name, getattr(spec, name), stored, typed, lambda v, n=name: setattr(spec, n, v))
+    for name in definition.options.run_defining():
+        _keep(name, getattr(options, name), stored, typed, lambda v, n=name: setattr(options, n, v))
+
+
+def _keep(name: str, given: Any, stored: dict[str, Any], typed: set[str], put: Any) -> None:
+    given = str(given) if isinstance(given, Path) else given
+    kept = stored.get(name)
+    if name in typed and given is not None and given != kept:
+        raise _changed(name, given, kept, "a resumed run keeps its settings")
+    put(kept)
+
+
+def _empty_retry(suite: SuiteDef, definition: BackendDef, on: bool) -> dict[str, Any]:
+    if on:
+        return {
+            "on": True,
+            "how": "an attempt whose answer is empty, that neither timed out nor was refused "
+            "for safety, runs once more; the retry is kept only if it answered; the row's "
+            "duration is both attempts' and details.retried says so (upstream's GAIA native)",
+        }
+    why = (
+        "--no-empty-retry"
+        if suite.retry_empty_once and definition.empty_retry
+        else "not this suite and runner's method"
+    )
+    return {"on": False, "why": why}
+
+
+def _memory_cap(memory_max_mb: int | None) -> dict[str, Any]:
+    if not memory_max_mb:
+        return {"max_mb": None}
+    return {
+        "max_mb": memory_max_mb,
+        "method": memory_cap_method(),
+        "how": "per attempt: a cgroup of its own (its memory limit, and no swap where the "
+        "cgroup has a swap limit) when one can be made, else RLIMIT_DATA on each process; "
+        "upstream wrapped lightpanda in systemd-run --scope (MemoryMax, MemorySwapMax=0)",
+    }
+
+
+def _check_backend_unchanged(manifest: Manifest, backend: Backend, run_dir: Path) -> None:
+    before = manifest.programs
+    for name, value in backend.programs().items():
+        if name in before and before[name] != value:
+            raise InputError(
+                f"--resume {run_dir}: {name} was {before[name]!r} when the run started and is "
+                f"{value!r} now; finish it with the same build or start a new run"
+            )
+
+
+def _check_prompt_unchanged(manifest: Manifest, session: TaskSession, run_dir: Path) -> None:
+    before = manifest.settings.get("session", {}).get("system_prompt_sha256")
+    now = session.settings()["system_prompt_sha256"]
+    if before is not None and before != now:
+        raise InputError(
+            f"--resume {run_dir}: the system prompt (--prompt or --system-prompt-file) changed "
+            f"since the run started (sha256 {before[:12]}... then, {now[:12]}... now); "
+            "restore it or start a new run"
+        )
+
+
+def _reload_tasks(suite: SuiteDef, manifest: Manifest) -> tuple[LoadedDataset, list[Task]]:
+    source = manifest.dataset
+    if source.kind == "bundled":
+        if suite.bundled is not None:
+            loaded = suite.bundled()
+        else:  # a copy of a Hub table shipped in the package (WebBench)
+            assert suite.dataset is not None
+            loaded = load_dataset_bundled(suite.dataset, manifest.split)
+        if loaded.source.sha256 != source.sha256:
+            raise InputError(
+                f"the {suite.name} tasks changed since this run started (digest "
+                f"{source.sha256} then, {loaded.source.sha256} now); start a new run"
+            )
+    else:
+        assert suite.dataset is not None
+        path = Path(source.path) if source.kind == "file" and source.path else None
+        if path is not None and path.exists() and sha256_file(path) != source.sha256:
+            raise InputError(f"{path}: the dataset file changed since this run started")
+        loaded = load_tasks(
+            suite.dataset,
+            split=manifest.split,
+            dataset_file=path,
+            config=source.config,
+            revision=source.revision,
+        )
+    by_id = {t.id: t for t in loaded.tasks}
+    missing = [i for i in manifest.task_ids if i not in by_id]
+    if missing:
+        raise InputError(
+            f"{len(missing)} task(s) of the run are not in the dataset any more: {missing[:5]}"
+        )
+    return loaded, [by_id[i] for i in manifest.task_ids]
