@@ -122,6 +122,9 @@ class ExecutorSpec(BaseModel):
     # The cluster's address (ray://..., host:port, or "auto"); None: RAY_ADDRESS, else a
     # local Ray started for the run.
     address: str | None = None
+    # Where the run's own services (a suite's site, its scripted model) listen: set when
+    # the executor starts, to an address every machine running attempts reaches.
+    service_host: str = "127.0.0.1"
 
 
 # The shared fields that define what a run measures: fixed once a run starts (a resume
@@ -139,6 +142,7 @@ RUN_FIELDS = (
     "prices",
     "scaffold",
     "user_agent",
+    "scripted_model",
 )
 
 

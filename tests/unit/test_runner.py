@@ -217,7 +217,7 @@ def test_local_pool_runs_every_key_once_on_n_workers() -> None:
     seen_threads: set[str] = set()
     lock = threading.Lock()
 
-    def attempt(key: AttemptKey, cancel: threading.Event) -> PredictionRow:
+    def attempt(key: AttemptKey, cancel: threading.Event, launch: object) -> PredictionRow:
         with lock:
             seen_threads.add(threading.current_thread().name)
         time.sleep(0.02)
@@ -235,7 +235,7 @@ def test_stop_starting_lets_the_running_attempt_finish_and_starts_no_more() -> N
     pool = LocalPool(1)
     started: list[str] = []
 
-    def attempt(key: AttemptKey, cancel: threading.Event) -> PredictionRow:
+    def attempt(key: AttemptKey, cancel: threading.Event, launch: object) -> PredictionRow:
         started.append(key.task_id)
         if len(started) == 1:
             pool.stop_starting()
@@ -251,7 +251,7 @@ def test_kill_running_sets_the_event_running_attempts_see() -> None:
     saw_kill: dict[str, bool] = {}
     started: list[str] = []
 
-    def attempt(key: AttemptKey, cancel: threading.Event) -> PredictionRow:
+    def attempt(key: AttemptKey, cancel: threading.Event, launch: object) -> PredictionRow:
         started.append(key.task_id)
         if key.task_id == "waiter":
             waiter_started.set()
@@ -271,7 +271,7 @@ def test_kill_running_sets_the_event_running_attempts_see() -> None:
 
 
 def test_an_exception_in_an_attempt_reaches_the_caller_of_run() -> None:
-    def attempt(key: AttemptKey, cancel: threading.Event) -> PredictionRow:
+    def attempt(key: AttemptKey, cancel: threading.Event, launch: object) -> PredictionRow:
         if key.task_id == "t1":
             raise RuntimeError("harness bug in t1")
         return _row(key.task_id)

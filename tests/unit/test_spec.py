@@ -127,7 +127,11 @@ def test_a_spec_is_one_json_record_that_reads_back_equal() -> None:
     text = spec.model_dump_json()
     assert RunSpec.model_validate_json(text) == spec
     # Stored in the manifest as it is.
-    assert json.loads(text)["executor"] == {"kind": "ray", "address": "127.0.0.1:6379"}
+    assert json.loads(text)["executor"] == {
+        "kind": "ray",
+        "address": "127.0.0.1:6379",
+        "service_host": "127.0.0.1",
+    }
     assert "spec" in Manifest.model_fields
     with pytest.raises(ValueError, match="timeout"):
         RunSpec(suite="gaia", runner="native", timeout=0)
@@ -158,7 +162,7 @@ class _FakeRunner:
         self.backend = backend
         self.agent_seconds = 0.0
 
-    def __call__(self, key: AttemptKey, cancel: threading.Event) -> PredictionRow:
+    def __call__(self, key: AttemptKey, cancel: threading.Event, launch: object) -> PredictionRow:
         return PredictionRow(
             id=key.task_id,
             suite="localweb",

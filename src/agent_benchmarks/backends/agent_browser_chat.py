@@ -42,13 +42,14 @@ system prompt says "Keep responses concise", gives most reliably.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
 import re
 import shutil
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -453,6 +454,12 @@ class AgentBrowserChatBackend:
     def programs(self) -> dict[str, str]:
         return dict(self._programs)
 
+    def program_probe(self) -> Callable[[], dict[str, str]]:
+        """What :meth:`programs` says, found again on another machine (a cluster node)."""
+        c = self.config
+        lightpanda = Path(c.lightpanda) if c.lightpanda else None
+        return functools.partial(_programs, c.agent_browser, c.engine, lightpanda)
+
     def settings(self) -> dict[str, Any]:
         # The loop caps model requests; it has no token or cost cap: declared as such.
         budgets = {"max_turns": LIMITS[STEP_CAP], "max_tokens": None, "max_cost_usd": None}
@@ -841,6 +848,8 @@ DEFINITION = BackendDef(
         Path("results") / f"{suite.name}-ab" / (options.engine or "chrome") / utc_stamp()
     ),
     prog_suffix="-ab-run",
+    variant="engine",
+    model_form="joined",
     default_timeout_s=DEFAULT_TIMEOUT_S,
     user_agent=True,
     isolation="fresh browser, HOME and agent-browser daemon per attempt (upstream: one "

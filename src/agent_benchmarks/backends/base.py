@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from agent_benchmarks.records import Status, TaskInput, ToolCall, Usage
 from agent_benchmarks.spec import Options, RunSpec
@@ -159,6 +159,12 @@ class BackendDef:
     # runner, results/<suite>-mcp/<server>/<stamp>, ...
     run_dir: Callable[[SuiteDef, Options], Path]
     prog_suffix: str = "-run"  # the console script is <suite><suffix>
+    # The option that picks this runner's variant, as a sweep's stack names it
+    # ("mcp:playwright" is --backend playwright; "chat:lightpanda" is --engine lightpanda).
+    variant: str | None = None
+    # How a sweep's "provider/model" becomes flags: "split" (--provider P --model M) or
+    # "joined" (--model provider/model, agent-browser chat's own form).
+    model_form: Literal["split", "joined"] = "split"
     # This runner's default --timeout; a suite whose own default is shorter keeps it
     # (localweb: local pages). None: the suite's default.
     default_timeout_s: float | None = None

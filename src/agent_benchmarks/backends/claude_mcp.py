@@ -24,6 +24,7 @@ them and adds nothing.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -227,6 +228,13 @@ def _agent_browser_lightpanda_server(
     return server
 
 
+def installed_versions(settings: McpSettings) -> dict[str, str]:
+    """The versions of every program an attempt with ``settings`` runs, on this machine."""
+    versions = check_binary(Path(settings.lightpanda))
+    versions["claude-code"] = program_version([settings.claude, "--version"])
+    return versions | SERVERS[settings.backend].programs(settings)
+
+
 def _agent_browser_programs(settings: McpSettings) -> dict[str, str]:
     return agent_browser_programs(settings.agent_browser or "agent-browser")
 
@@ -391,6 +399,10 @@ class ClaudeMcpBackend:
 
     def programs(self) -> dict[str, str]:
         return dict(self.versions)
+
+    def program_probe(self) -> Callable[[], dict[str, str]]:
+        """What :meth:`programs` says, found again on another machine (a cluster node)."""
+        return functools.partial(installed_versions, self.config)
 
     def settings(self) -> dict[str, Any]:
         # Claude Code caps turns (when asked) and dollars (when asked); it has no token
@@ -700,8 +712,9 @@ def build(request: BuildRequest) -> ClaudeMcpBackend:
     if auth == "subscription" and scripted_model is None:
         settings.login = subscription_login()
     # What the run uses, defaults included, is written back: the run stores it, so that a
-    # resume keeps it.
-    spec.provider = "anthropic"
+    # resume keeps it. A scripted run keeps no provider: its resume plays the model again.
+    if scripted_model is None:
+        spec.provider = "anthropic"
     spec.model = model
     options.search = settings.search_setting
     options.surface, options.max_turns = settings.surface, settings.max_turns
@@ -737,14 +750,13 @@ def _surface(
     definition = SERVERS[options.backend]
     surface, max_turns = surface_and_turns(options, request.resumed_settings)
     lightpanda = Path(options.lightpanda) if options.lightpanda else bundled_binary()
-    versions = check_binary(lightpanda)
+    check_binary(lightpanda)
     # CLAUDE_BIN names the claude program as upstream's harness reads it; --claude wins.
     claude_bin = os.environ.get("CLAUDE_BIN")
     if options.claude is None and claude_bin:
         claude = node_binary(Path(claude_bin), "claude", "CLAUDE_BIN")
     else:
         claude = node_binary(options.claude, "claude", "--claude")
-    versions["claude-code"] = program_version([claude, "--version"])
     agent_browser = browser_use_python = None
     if options.agent_browser and not options.backend.startswith("agent-browser"):
         raise InputError(
@@ -782,7 +794,7 @@ def _surface(
     )
     if settings.search_setting == "tavily":
         settings.search_base_url = os.environ.get(BASE_URL_ENV) or None
-    versions |= definition.programs(settings)
+    versions = installed_versions(settings)
     scratch = Path(tempfile.mkdtemp(prefix="agent-benchmarks-probe-"))
     try:
         offered = _tool_arguments(definition, settings, scratch)
@@ -839,6 +851,7 @@ DEFINITION = BackendDef(
     build=build,
     run_dir=lambda suite, options: default_run_dir(suite.name, mcp_backend=options.backend),
     prog_suffix="-mcp-run",
+    variant="backend",
     default_timeout_s=DEFAULT_TIMEOUT_S,
     inform=list_tools,
 )

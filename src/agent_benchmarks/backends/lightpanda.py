@@ -8,10 +8,12 @@ and stderr's tail is kept for diagnosis. The binary defaults to the one inside t
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import re
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -166,6 +168,10 @@ class LightpandaBackend:
 
     def programs(self) -> dict[str, str]:
         return dict(self._programs)
+
+    def program_probe(self) -> Callable[[], dict[str, str]]:
+        """What :meth:`programs` says, found again on another machine (a cluster node)."""
+        return functools.partial(check_binary, Path(self.config.binary))
 
     def settings(self) -> dict[str, Any]:
         settings = self.config.model_dump() | {"budgets": BUDGETS, "search": self.search}

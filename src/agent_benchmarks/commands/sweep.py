@@ -25,6 +25,7 @@ from agent_benchmarks.errors import InputError
 from agent_benchmarks.runner.engine import Lane, execute_lanes
 from agent_benchmarks.runner.launch import (
     PreparedRun,
+    attach_executor,
     close_run,
     conclude,
     make_executor,
@@ -60,6 +61,7 @@ def run_sweep(path: Path, console: Console) -> int:
     sweep = load_sweep(path)
     cells = sweep.cells()
     todo = [cell for cell in cells if cell.state() != "done"]
+    sweep.write_record(cells)
     console.print(
         f"sweep {path}: {len(cells)} cell(s), {len(cells) - len(todo)} done, "
         f"{len(todo)} to run → {sweep.out_dir}"
@@ -70,7 +72,8 @@ def run_sweep(path: Path, console: Console) -> int:
         executor = make_executor(prepared[0].spec)
         with executor, ExitStack() as running:
             runs = [
-                running.enter_context(open_run(p, console, executor.describe())) for p in prepared
+                running.enter_context(open_run(p, console, attach_executor(executor, p)))
+                for p in prepared
             ]
             lanes = [
                 Lane(p.plan.todo, run.runner, p.predictions_path)

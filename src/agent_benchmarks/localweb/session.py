@@ -144,12 +144,13 @@ def localweb_session(
 ) -> Iterator[TaskSession]:
     system_prompt = read_system_prompt(spec.system_prompt_file)
     faults = FaultOptions.parse(spec.suite_options, "site faults").faults()
-    with LocalSite(faults=faults) as site:
+    host = spec.executor.service_host
+    with LocalSite(host=host, faults=faults) as site:
         if scripted_model is None:
             yield LocalwebSession(site, None, mode, system_prompt, backend)
             return
         oracle_surface(backend.name)  # refuse before starting anything
-        with ScriptedModelServer(models=[scripted_model]) as server:
+        with ScriptedModelServer(models=[scripted_model], host=host) as server:
             yield LocalwebSession(site, server, mode, system_prompt, backend)
 
 

@@ -33,7 +33,7 @@ from agent_benchmarks.backends.base import AgentOutcome, Backend, PreparedTask
 from agent_benchmarks.pricing import PriceTable
 from agent_benchmarks.records import PredictionRow, Status, Task, ToolCall
 from agent_benchmarks.redact import redact_text
-from agent_benchmarks.runner.executor import Executor
+from agent_benchmarks.runner.executor import Executor, ProcessLauncher
 from agent_benchmarks.runner.plan import AttemptKey
 from agent_benchmarks.runner.process import ProcessResult, run_process
 from agent_benchmarks.runner.progress import RunProgress
@@ -73,13 +73,18 @@ class AttemptRunner:
             safe_id += "-" + hashlib.sha256(key.task_id.encode()).hexdigest()[:10]
         return self.run_dir / "attempts" / safe_id / f"{key.attempt}.{key.try_number}"
 
-    def __call__(self, key: AttemptKey, cancel: threading.Event) -> PredictionRow:
+    def __call__(
+        self, key: AttemptKey, cancel: threading.Event, launch: ProcessLauncher = run_process
+    ) -> PredictionRow:
+        """The attempt's row; ``launch`` runs its agent process (here, or on a cluster node:
+        the executor's choice)."""
         task = self.tasks[key.task_id]
-        first = self._run_once(task, key, self.workdir(key), cancel)
+        first = self._run_once(task, key, self.workdir(key), cancel, launch)
         if not (self.retry_empty and _retryable_empty(first) and not cancel.is_set()):
             return self._row(task, key, first)
         workdir = self.workdir(key)
-        second = self._run_once(task, key, workdir.with_name(workdir.name + "-retry"), cancel)
+        retry_dir = workdir.with_name(workdir.name + "-retry")
+        second = self._run_once(task, key, retry_dir, cancel, launch)
         kept, dropped = (second, first) if _answered(second) else (first, second)
         retry = {
             "kept": "retry" if kept is second else "first",
@@ -94,7 +99,12 @@ class AttemptRunner:
         return self._row(task, key, kept, extra_seconds=dropped.seconds, retry=retry)
 
     def _run_once(
-        self, task: Task, key: AttemptKey, workdir: Path, cancel: threading.Event
+        self,
+        task: Task,
+        key: AttemptKey,
+        workdir: Path,
+        cancel: threading.Event,
+        launch: ProcessLauncher,
     ) -> _Once:
         started = time.monotonic()
         result: ProcessResult | None = None
@@ -107,12 +117,20 @@ class AttemptRunner:
                 timeout_s=self.timeout_s,
                 memory_max_mb=self.memory_max_mb,
                 tmpdir=tmpdir,
+                workdir=workdir,
             )
-            result = run_process(spec, cancel)
+            result = launch(spec, cancel)
             with self._lock:
                 self.agent_seconds += result.ran_s
-            outcome = self.backend.outcome(prepared, result)
-            prediction, answer_details = self.session.finish(prepared, outcome)
+            if result.lost is not None:
+                # Nothing of the agent's came back: no outcome to read, no answer to check.
+                outcome = AgentOutcome(
+                    status="error", output="", error_class="node_lost", error=result.lost
+                )
+                prediction, answer_details = None, {}
+            else:
+                outcome = self.backend.outcome(prepared, result)
+                prediction, answer_details = self.session.finish(prepared, outcome)
             scrub_secrets(workdir)
         except Exception as exc:  # a harness fault on one task must not end the run
             outcome = AgentOutcome(
@@ -166,6 +184,8 @@ class AttemptRunner:
                 "stray_killed": result.stray_killed,
                 "memory_method": result.memory_method,
             }
+            if result.node is not None:
+                details["node"] = result.node
         return PredictionRow(
             id=task.id,
             suite=task.suite,
@@ -338,6 +358,7 @@ def execute_lanes(
     counts: list[Counter[str]] = [Counter() for _ in lanes]
     contaminated: list[list[str]] = [[] for _ in lanes]
     written = [0] * len(lanes)
+    killed = [0] * len(lanes)
     busy = [0.0] * len(lanes)
     # A harness killed outright (SIGKILL, a lost machine) never removed its attempts' temp
     # folders: this run's next session does, before starting its own.
@@ -363,6 +384,7 @@ def execute_lanes(
             writers[i].append(row)
             written[i] += 1
             counts[i][row.status] += 1
+            killed[i] += row.error_class == "interrupted"
             busy[i] += row.duration_s
             if row.details.get("contaminated"):
                 contaminated[i].append(row.id)
@@ -373,7 +395,8 @@ def execute_lanes(
             written=written[i],
             counts=counts[i],
             contaminated=contaminated[i],
-            interrupted=interrupts.count > 0,
+            # A lane whose every attempt ended on its own before the interrupt is complete.
+            interrupted=interrupts.count > 0 and (written[i] < len(lane.keys) or killed[i] > 0),
             wall_seconds=wall,
             # One lane: the executor's own figure (time inside attempts, harness included).
             busy_seconds=executor.busy_seconds if len(lanes) == 1 else busy[i],

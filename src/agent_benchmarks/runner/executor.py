@@ -19,9 +19,13 @@ from typing import Any, Protocol
 
 from agent_benchmarks.records import PredictionRow
 from agent_benchmarks.runner.plan import AttemptKey
+from agent_benchmarks.runner.process import ProcessResult, ProcessSpec, run_process
 
-# Runs one attempt to its final row. The event is set when the attempt must be killed now.
-AttemptFunction = Callable[[AttemptKey, threading.Event], PredictionRow]
+# Runs one attempt's agent process to its end (the event: kill it now).
+ProcessLauncher = Callable[[ProcessSpec, threading.Event], ProcessResult]
+# Runs one attempt to its final row. The event is set when the attempt must be killed now;
+# the launcher is where its agent process runs.
+AttemptFunction = Callable[[AttemptKey, threading.Event, ProcessLauncher], PredictionRow]
 # One attempt to run, and the function that runs it.
 Work = tuple[AttemptFunction, AttemptKey]
 
@@ -39,6 +43,18 @@ class Executor(Protocol):
 
     def describe(self) -> dict[str, Any]:
         """What the manifest records of where this session's attempts ran."""
+        ...
+
+    def check_programs(self, expected: dict[str, str], probe: Callable[[], dict[str, str]]) -> None:
+        """Refuse to start (an InputError naming the node and the program) when a machine
+        attempts would run on has other versions of the pinned programs than ``expected``
+        (what ``probe`` finds on this machine)."""
+        ...
+
+    @property
+    def service_host(self) -> str:
+        """The address run-scoped services (a suite's site, a scripted model) listen on,
+        so that every machine running attempts reaches them."""
         ...
 
     def run(self, work: Iterable[Work]) -> Iterator[tuple[Work, PredictionRow]]:
@@ -72,6 +88,17 @@ class LocalPool:
     def describe(self) -> dict[str, Any]:
         return {"kind": "local", "workers": self.workers, "host": socket.gethostname()}
 
+    def check_programs(self, expected: dict[str, str], probe: Callable[[], dict[str, str]]) -> None:
+        pass  # attempts run here, on the programs the backend just checked
+
+    @property
+    def service_host(self) -> str:
+        return "127.0.0.1"
+
+    def _launch(self, spec: ProcessSpec, cancel: threading.Event) -> ProcessResult:
+        """Where this executor runs an attempt's agent process: here."""
+        return run_process(spec, cancel)
+
     def run(self, work: Iterable[Work]) -> Iterator[tuple[Work, PredictionRow]]:
         todo: queue.SimpleQueue[Work] = queue.SimpleQueue()
         for item in work:
@@ -91,7 +118,7 @@ class LocalPool:
                     run_attempt, key = item
                     started = time.monotonic()
                     try:
-                        row = run_attempt(key, self._kill)
+                        row = run_attempt(key, self._kill, self._launch)
                     finally:
                         with lock:
                             self.busy_seconds += time.monotonic() - started

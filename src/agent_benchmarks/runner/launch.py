@@ -376,6 +376,17 @@ def make_executor(spec: RunSpec) -> Executor:
     return LocalPool(spec.workers)
 
 
+def attach_executor(executor: Executor, prepared: PreparedRun) -> dict[str, Any]:
+    """Ready ``prepared`` to run on ``executor`` (entered): the machines attempts will run
+    on hold the programs the backend checked here, and the run's services listen where
+    they reach them. What the manifest records of the executor."""
+    probe = getattr(prepared.backend, "program_probe", None)
+    if probe is not None:
+        executor.check_programs(prepared.backend.programs(), probe())
+    prepared.spec.executor.service_host = executor.service_host
+    return executor.describe()
+
+
 def launch(spec: RunSpec, prog: str, argv: Sequence[str]) -> int:
     """One run, start to end: its exit status (0 done, 1 every attempt failed or grading
     failed, 130 interrupted)."""
@@ -388,7 +399,7 @@ def launch(spec: RunSpec, prog: str, argv: Sequence[str]) -> int:
             return status
     prepared = prepare(spec, prog, argv)
     executor = make_executor(prepared.spec)
-    with executor, open_run(prepared, console, executor.describe()) as run:
+    with executor, open_run(prepared, console, attach_executor(executor, prepared)) as run:
         outcome = execute(
             prepared.plan.todo,
             run.runner,

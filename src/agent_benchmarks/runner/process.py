@@ -82,6 +82,12 @@ class ProcessSpec:
     # The attempt's private TMPDIR when its owner made it (the engine: runner/scratch.py)
     # and removes it; None -> run_process makes one and removes it itself.
     tmpdir: Path | None = None
+    # The attempt's folder (what it is given and what it leaves): a remote executor ships it
+    # to the node and back. None: the process has none of its own.
+    workdir: Path | None = None
+    # The value of MARKER_ENV its processes carry; None -> a fresh one. A remote executor
+    # picks it, so that a guard outliving a lost worker can find them.
+    marker: str | None = None
 
 
 @dataclass
@@ -100,12 +106,16 @@ class ProcessResult:
     memory_method: str | None = None  # "cgroup-v2" | "cgroup-v1" | "rlimit" | None
     start_error: str | None = None  # the OSError at spawn, e.g. a missing binary
     stray_killed: int = 0  # processes of this attempt found alive after it ended, killed
+    node: str | None = None  # the cluster node it ran on (a remote executor's attempts)
+    # Why it has no outcome of its own: the node or worker running it was lost (its
+    # row is an infrastructure failure, error_class node_lost, retried on resume).
+    lost: str | None = None
 
 
 def run_process(spec: ProcessSpec, cancel: threading.Event | None = None) -> ProcessResult:
     """Run ``spec`` to its end, deadline or cancellation; never raises for a spawn failure."""
     started = time.monotonic()
-    marker = uuid.uuid4().hex
+    marker = spec.marker or uuid.uuid4().hex
     # A private TMPDIR, removed when the attempt ends: what its programs leave in temp
     # (a killed agent-browser daemon's Chromium profile, ...) goes with it. Short, under the
     # system temp, because Chromium puts its singleton socket there (108-byte path limit).
