@@ -69,6 +69,8 @@ def _pack(folder: Path) -> bytes:
 
 def _unpack(data: bytes, folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
+    if not data:
+        return
     with tarfile.open(fileobj=io.BytesIO(data), mode="r") as archive:
         archive.extractall(folder, filter="tar")
 
@@ -134,8 +136,10 @@ def _guard(marker: str, staging: Path) -> subprocess.Popen[bytes]:
     )
 
 
-def run_on_node(spec: ProcessSpec, files: bytes) -> tuple[ProcessResult, bytes]:
-    """A node's side of an attempt: stage its folder, run its process, send the folder back.
+def run_on_node(spec: ProcessSpec, files: bytes, temp_files: bytes) -> tuple[ProcessResult, bytes]:
+    """A node's side of an attempt: stage its folder and its temp folder (what the backend
+    put there before the start: Claude Code's private HOME with its login, say), run its
+    process, send the attempt folder back (the temp folder is removed, as locally).
     Ray's cancel arrives as KeyboardInterrupt: the process is killed and what it left is
     returned, as a local attempt's would be."""
     import ray
@@ -146,7 +150,7 @@ def run_on_node(spec: ProcessSpec, files: bytes) -> tuple[ProcessResult, bytes]:
     guard = _guard(marker, staging)
     try:
         workdir, tmpdir = staging / "work", staging / "tmp"
-        tmpdir.mkdir()
+        _unpack(temp_files, tmpdir)
         _unpack(files, workdir)
         moves = {}
         if spec.workdir is not None:
@@ -154,6 +158,7 @@ def run_on_node(spec: ProcessSpec, files: bytes) -> tuple[ProcessResult, bytes]:
         if spec.tmpdir is not None:
             moves[str(spec.tmpdir)] = str(tmpdir)
         _rewrite_files(workdir, moves)
+        _rewrite_files(tmpdir, moves)
         staged = replace(_moved(spec, moves), tmpdir=tmpdir, workdir=workdir, marker=marker)
         cancel = threading.Event()
         outcome: list[ProcessResult] = []
@@ -311,7 +316,8 @@ class RayExecutor(LocalPool):
 
         started = time.monotonic()
         files = _pack(spec.workdir) if spec.workdir is not None else b""
-        ref = self._remote.remote(spec, files)
+        temp_files = _pack(spec.tmpdir) if spec.tmpdir is not None else b""
+        ref = self._remote.remote(spec, files, temp_files)
         cancelled = False
         while True:
             ready, _ = ray.wait([ref], timeout=_POLL_S)
