@@ -452,3 +452,24 @@ def test_a_cell_that_cannot_start_stops_the_sweep_before_any_cell_runs(tmp_path)
     assert "cell localweb · native · anthropic/claude-sonnet-4-5:" in done.stderr
     assert "ANTHROPIC_API_KEY" in done.stderr
     assert not list(out.rglob("predictions.jsonl"))
+
+
+def test_a_node_on_another_address_reaches_the_runs_services_on_the_drivers(tmp_path):
+    # A worker node on another address (127.0.0.2: still this machine, but not the
+    # driver's): the site and the scripted model listen on the driver's own address, which
+    # the node's agents reach, instead of 127.0.0.1.
+    with _cluster({"num_cpus": 2, "node_ip_address": "127.0.0.2"}) as cluster:
+        run_dir = tmp_path / "run"
+        done = run_cli(
+            "localweb-run", "--limit", "3", "--workers", "2", "--executor", "ray",
+            "--ray-address", cluster.address, "--out-dir", str(run_dir), env=ENV,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    host = manifest["spec"]["executor"]["service_host"]
+    assert host not in ("127.0.0.1", "127.0.0.2"), host
+    nodes = manifest["settings"]["executors"][0]["nodes"]
+    assert [n["address"] for n in nodes if n["cpus"]] == ["127.0.0.2"]
+    rows = _rows(run_dir)
+    assert [r.status for r in rows] == ["ok"] * 3
+    assert all(r.details["start_url"].startswith(f"http://{host}:") for r in rows)
