@@ -451,7 +451,7 @@ def test_a_cell_that_cannot_start_stops_the_sweep_before_any_cell_runs(tmp_path)
     assert "1 cell(s) of the sweep cannot start; nothing was run" in done.stderr
     assert "cell localweb · native · anthropic/claude-sonnet-4-5:" in done.stderr
     assert "ANTHROPIC_API_KEY" in done.stderr
-    assert not list(out.rglob("predictions.jsonl"))
+    assert not out.exists()  # no cell folder, no sweep.json
 
 
 def test_a_node_on_another_address_reaches_the_runs_services_on_the_drivers(tmp_path):

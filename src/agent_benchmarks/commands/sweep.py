@@ -61,14 +61,14 @@ def run_sweep(path: Path, console: Console) -> int:
     sweep = load_sweep(path)
     cells = sweep.cells()
     todo = [cell for cell in cells if cell.state() != "done"]
-    sweep.write_record(cells)
     console.print(
         f"sweep {path}: {len(cells)} cell(s), {len(cells) - len(todo)} done, "
         f"{len(todo)} to run → {sweep.out_dir}"
     )
     outcome_status = 0
-    if todo:
-        prepared = _prepare_cells(sweep, todo)
+    prepared = _prepare_cells(sweep, todo) if todo else []
+    sweep.write_record(cells)  # once every cell can start: a refused sweep writes nothing
+    if prepared:
         executor = make_executor(prepared[0].spec)
         with executor, ExitStack() as running:
             runs = [
