@@ -56,6 +56,8 @@ os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
 
 # How often the driver looks at an attempt's cancel event while its task runs.
 _POLL_S = 0.2
+# How long the cluster's address may take to accept a connection before it is refused.
+_CONNECT_TIMEOUT_S = 10.0
 
 
 def _pack(folder: Path) -> bytes:
@@ -91,13 +93,17 @@ def _rewrite_files(folder: Path, moves: dict[str, str]) -> None:
             path.write_bytes(changed)
 
 
+def _move(text: str, moves: dict[str, str]) -> str:
+    for old, new in moves.items():
+        text = text.replace(old, new)
+    return text
+
+
 def _moved(spec: ProcessSpec, moves: dict[str, str]) -> ProcessSpec:
     """``spec`` with the driver's folders replaced by the node's in every string."""
 
     def move(text: str) -> str:
-        for old, new in moves.items():
-            text = text.replace(old, new)
-        return text
+        return _move(text, moves)
 
     return replace(
         spec,
@@ -110,10 +116,7 @@ def _moved(spec: ProcessSpec, moves: dict[str, str]) -> ProcessSpec:
 
 def _moved_result(result: ProcessResult, moves: dict[str, str]) -> ProcessResult:
     """What the agent printed, with the node's folders named as the driver's."""
-    stdout, stderr = result.stdout, result.stderr
-    for old, new in moves.items():
-        stdout, stderr = stdout.replace(old, new), stderr.replace(old, new)
-    return replace(result, stdout=stdout, stderr=stderr)
+    return replace(result, stdout=_move(result.stdout, moves), stderr=_move(result.stderr, moves))
 
 
 def _guard(marker: str, staging: Path) -> subprocess.Popen[bytes]:
@@ -209,34 +212,43 @@ class RayExecutor(LocalPool):
     def __init__(self, workers: int, address: str | None = None):
         super().__init__(workers)
         self.address = address or os.environ.get("RAY_ADDRESS") or None
+        # How the user named the cluster, for messages.
+        self._named = f"--ray-address {address}" if address else f"RAY_ADDRESS={self.address}"
         self._temp_dir: str | None = None  # the session folder of a Ray started here
         self._nodes: list[dict[str, Any]] = []
         self._remote: Any = None
 
     def __enter__(self) -> RayExecutor:
+        try:
+            self._connect()
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def _connect(self) -> None:
         import ray
 
+        options: dict[str, Any] = {
+            "include_dashboard": False,
+            "log_to_driver": False,
+            "configure_logging": False,
+        }
+        if self.address is None:
+            # A Ray for this run alone: enough CPUs for every worker, its session files in
+            # a folder of its own, removed when the run ends (not /tmp/ray).
+            self._temp_dir = tempfile.mkdtemp(prefix="ab-ray-")
+            os.environ["RAY_TMPDIR"] = self._temp_dir  # Ray's processes inherit it
+            options["num_cpus"] = max(self.workers, os.cpu_count() or 1)
+            where = "a local Ray"
+        else:
+            # Ray waits for an unreachable cluster without end: say so at once instead.
+            self._check_reachable()
+            options["address"] = self.address
+            where = self._named
         try:
-            if self.address is None:
-                # A Ray for this run alone: enough CPUs for every worker, its session files
-                # in a folder of its own, removed when the run ends (not /tmp/ray).
-                self._temp_dir = tempfile.mkdtemp(prefix="ab-ray-")
-                os.environ["RAY_TMPDIR"] = self._temp_dir  # Ray's processes inherit it
-                ray.init(
-                    num_cpus=max(self.workers, os.cpu_count() or 1),
-                    include_dashboard=False,
-                    log_to_driver=False,
-                    configure_logging=False,
-                )
-            else:
-                ray.init(
-                    address=self.address,
-                    include_dashboard=False,
-                    log_to_driver=False,
-                    configure_logging=False,
-                )
+            ray.init(**options)
         except (ConnectionError, RuntimeError, ValueError) as exc:
-            where = self.address or "a local Ray"
             raise InputError(f"--executor ray: cannot connect to {where}: {exc}") from None
         self._remote = ray.remote(num_cpus=1, max_retries=0)(run_on_node)
         self._nodes = [
@@ -250,9 +262,21 @@ class RayExecutor(LocalPool):
             if node["Alive"]
         ]
         if not any(node["cpus"] for node in self._nodes):
-            self.__exit__()
-            raise InputError(f"--executor ray: the cluster at {self.address} has no CPUs")
-        return self
+            raise InputError(f"--executor ray: the cluster at {self._named} has no CPUs")
+
+    def _check_reachable(self) -> None:
+        """Refuse a HOST:PORT (or ray://HOST:PORT) nothing listens on; "auto" and other
+        forms are left to Ray."""
+        assert self.address is not None
+        host, sep, port = self.address.removeprefix("ray://").rpartition(":")
+        if not sep or not port.isdigit():
+            return
+        try:
+            socket.create_connection((host, int(port)), timeout=_CONNECT_TIMEOUT_S).close()
+        except OSError as exc:
+            raise InputError(
+                f"{self._named}: no Ray cluster answers there ({exc.strerror or exc})"
+            ) from None
 
     def __exit__(self, *exc: object) -> None:
         import ray
@@ -262,6 +286,7 @@ class RayExecutor(LocalPool):
         if self._temp_dir is not None:
             os.environ.pop("RAY_TMPDIR", None)
             shutil.rmtree(self._temp_dir, ignore_errors=True)
+            self._temp_dir = None
 
     def describe(self) -> dict[str, Any]:
         return {
