@@ -49,7 +49,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agent_benchmarks.errors import InputError
-from agent_benchmarks.records import INFRA_STATUSES
 from agent_benchmarks.storage import PredictionsStream, write_json_atomic
 from agent_benchmarks.suite import backend_kinds, get_backend, get_suite, suite_names
 
@@ -154,8 +153,14 @@ class Stack:
         definition = get_backend(kind)
         if variant and definition.variant is None:
             raise InputError(f"stack {text!r}: the {kind} runner has no variant to pick")
-        if not variant and definition.variant == "backend":
-            raise InputError(f"stack {text!r}: name the server, as in {kind}:lightpanda")
+        flag = definition.variant
+        field_info = definition.options.model_fields[flag] if flag else None
+        if not variant and field_info is not None and field_info.is_required():
+            choices = (field_info.json_schema_extra or {}).get("choices")  # type: ignore[union-attr]
+            raise InputError(
+                f"stack {text!r}: the {kind} runner needs its {flag}, as in {kind}:NAME"
+                + (f" ({', '.join(choices)})" if choices else "")
+            )
         return cls(text, kind, definition.variant, variant or None, definition.model_form)
 
     def argv(self) -> list[str]:
@@ -211,28 +216,23 @@ class Cell:
         """``new`` (no run yet), ``done`` (every attempt settled, and graded unless the
         cell says ``--no-grade``), or ``started`` (anything else: interrupted,
         infrastructure failures to retry, not graded)."""
-        manifest_path = self.out_dir / "manifest.json"
-        if not manifest_path.exists():
+        if not (self.out_dir / "manifest.json").exists():
             return "new"
-        from agent_benchmarks.records import Manifest
+        from agent_benchmarks.runner.plan import plan_attempts
+        from agent_benchmarks.scoring.scorecard import read_manifest
 
         try:
-            manifest = Manifest.model_validate_json(manifest_path.read_bytes())
-        except ValidationError:
-            return "started"  # the resume names what is wrong with it
+            manifest = read_manifest(self.out_dir)
+        except InputError:
+            return "started"  # its resume names what is wrong with the folder
         graded = (self.out_dir / "scores.json").exists() or "--no-grade" in self.flags
-        if not graded:
+        if manifest is None or not graded:
             return "started"
         predictions = self.out_dir / "predictions.jsonl"
-        last: dict[tuple[str, int], str] = {}
-        if predictions.exists():
-            for row in PredictionsStream(predictions):
-                last[(row.id, row.attempt)] = row.status
-        owed = itertools.product(manifest.task_ids, range(1, manifest.repeat + 1))
-        for key in owed:
-            if key not in last or last[key] in INFRA_STATUSES:
-                return "started"
-        return "done"
+        rows = PredictionsStream(predictions) if predictions.exists() else []
+        # What a resume would run: attempts with no row, or whose last row is an
+        # infrastructure failure.
+        return "started" if plan_attempts(manifest.task_ids, manifest.repeat, rows).todo else "done"
 
 
 @dataclass

@@ -102,7 +102,7 @@ model = ["gemini/gemini-2.5-flash", "sonnet"]
         ("[grid]\nsuite = 'localweb'\nstack = 'native'\n", "grid.model: Field required"),
         ("[grid]\nsuite='nope'\nstack='native'\nmodel='scripted'\n", "suite 'nope': no such suite"),
         ("[grid]\nsuite='localweb'\nstack='rocket'\nmodel='scripted'\n", "no runner 'rocket'"),
-        ("[grid]\nsuite='localweb'\nstack='mcp'\nmodel='scripted'\n", "name the server"),
+        ("[grid]\nsuite='localweb'\nstack='mcp'\nmodel='scripted'\n", "needs its backend"),
         ("[grid]\nsuite='localweb'\nstack='native:x'\nmodel='scripted'\n", "has no variant"),
         ("[grid]\nsuite='gaia'\nstack='native'\nmodel='scripted'\n", "cannot play a scripted"),
         ("[grid]\nsuite='localweb'\nstack='native'\nmodel='/x'\n", "expected provider/model"),
