@@ -66,7 +66,9 @@ class Backend(Protocol):
     at the end of each session (a list joins the earlier sessions' list);
     ``prices_own_rows = True`` on a backend that settles each row's cost itself (a cost of
     None then stays None: Claude Code's scripted runs, whose model id is a stand-in), where
-    the engine otherwise prices rows from the run's model."""
+    the engine otherwise prices rows from the run's model; ``program_probe() -> Callable[[],
+    dict]``, a picklable function that finds :meth:`programs` again on another machine (a
+    cluster executor runs it on each node and refuses a node whose versions differ)."""
 
     name: str
     # The wire protocol of the model it calls ("openai" or "anthropic"): a suite that plays
