@@ -20,9 +20,14 @@ time workers spent inside attempts) and ``agent`` (summed time the agent process
   rows, and the tail where fewer tasks than workers remain);
 * utilisation = agent / (wall × workers), and busy / (wall × workers).
 
-``agent`` is each attempt's ``ProcessResult.ran_s``: from the moment the agent process was
-spawned to the moment it exited. Spawning it, and scanning for and killing leftover
-processes afterwards, are the harness's work and count as overhead. ``--memory-max-mb``
+Each worker has two attempt threads: an attempt's clean-up after its agent (reading what
+the agent left, its row) overlaps the next attempt's agent, so busy may exceed
+wall × workers and idle may be negative; the agents running at once stay ``workers``.
+
+``agent`` is each attempt's ``ProcessResult.ran_s``: from the call that starts the agent's
+program (what the time around a ``subprocess.run`` measures) to the moment it exited.
+Preparing the attempt before, and scanning for and killing leftover processes after, are
+the harness's work and count as overhead. ``--memory-max-mb``
 runs every attempt under the memory cap (a cgroup or an rlimit); joining the cgroup
 happens before exec, so its cost shows up inside ``agent``.
 

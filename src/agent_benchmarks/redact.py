@@ -94,10 +94,35 @@ def secrets_in_json(data: Any) -> list[str]:
 
 
 def _known_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
-    env = os.environ if environ is None else environ
-    values = {v for k, v in env.items() if is_secret_name(k) and len(v) >= _MIN_ENV_SECRET_LEN}
+    values = _environment_secrets() if environ is None else _secrets_of(environ)
     # Longest first so a secret containing another is masked whole.
     return sorted(values | _added_secrets, key=len, reverse=True)
+
+
+def _secrets_of(environ: Mapping[str, str]) -> frozenset[str]:
+    return frozenset(
+        v for k, v in environ.items() if is_secret_name(k) and len(v) >= _MIN_ENV_SECRET_LEN
+    )
+
+
+# The process environment's secrets, and the environment they were read from. Reading them
+# means decoding every variable, which cost a run's worker threads more than everything
+# else they do per attempt together (a row redacts a few texts, each read them again).
+# CPython keeps os.environ's bytes in ``_data``, changed by every assignment or deletion:
+# comparing it with the copy taken then is a C-speed equality test of unchanged objects.
+_environment_cache: tuple[dict[bytes, bytes], frozenset[str]] | None = None
+
+
+def _environment_secrets() -> frozenset[str]:
+    global _environment_cache
+    data = getattr(os.environ, "_data", None)
+    cached = _environment_cache
+    if data is not None and cached is not None and cached[0] == data:
+        return cached[1]
+    values = _secrets_of(os.environ)
+    if data is not None:
+        _environment_cache = (dict(data), values)
+    return values
 
 
 def redact_text(text: str, environ: Mapping[str, str] | None = None) -> str:

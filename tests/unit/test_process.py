@@ -365,3 +365,61 @@ def test_a_process_with_a_cleared_environment_is_found_by_its_temp_folder(
         assert not alive(child)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+# --- slots: how a pool overlaps one attempt's clean-up with the next one's agent ------------
+
+
+def test_a_slot_waits_for_a_free_one_and_a_stopped_pool_begins_no_attempt() -> None:
+    stop = threading.Event()
+    slots = process.Slots(1, stop)
+    first, second = process.Slot(slots), process.Slot(slots)
+    assert first.take(None)
+    assert first.take(None)  # held: taking again is a no-op, not a second slot
+    got: list[bool] = []
+    waiter = threading.Thread(target=lambda: got.append(second.take(None)))
+    waiter.start()
+    waiter.join(0.3)
+    assert waiter.is_alive() and not got  # the only slot is held
+    first.release()
+    first.release()  # released once, whatever the callers do
+    waiter.join(5)
+    assert got == [True]
+    second.release()
+    # Stopped: no attempt begins, but a begun one's second launch (a retry) still may.
+    stop.set()
+    assert not process.Slot(slots).take(None)
+    assert second.take(None)
+    second.release()
+    cancel = threading.Event()
+    cancel.set()
+    assert not process.Slot(process.Slots(1, threading.Event())).take(cancel)
+
+
+def test_a_launch_refused_its_slot_starts_nothing(tmp_path: Path) -> None:
+    stop = threading.Event()
+    slots = process.Slots(1, stop)
+    holder = process.Slot(slots)
+    assert holder.take(None)
+    cancel = threading.Event()
+    threading.Timer(0.2, cancel.set).start()
+    marker_file = tmp_path / "ran"
+    spec = python(f"open({str(marker_file)!r}, 'w').write('x')", tmp=tmp_path, memory_max_mb=512)
+    result = run_process(spec, cancel, process.Slot(slots))
+    assert result.interrupted and result.returncode is None and result.ran_s == 0.0
+    assert result.queued_s >= 0.15
+    assert not marker_file.exists()
+    holder.release()
+
+
+def test_a_slot_is_released_once_the_agent_is_gone_not_after_its_clean_up(
+    tmp_path: Path,
+) -> None:
+    slots = process.Slots(1, threading.Event())
+    slot = process.Slot(slots)
+    result = run_process(python("print('done')", tmp=tmp_path), None, slot)
+    assert result.returncode == 0 and result.stdout == "done\n" and result.queued_s < 1
+    # The clean-up after run_process (reading the output, the row) holds no slot.
+    other = process.Slot(slots)
+    assert other.take(threading.Event())
+    other.release()

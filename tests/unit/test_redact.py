@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
+
 from agent_benchmarks.redact import (
     REDACTED,
     add_secret,
@@ -104,3 +106,19 @@ def test_secrets_in_json_are_the_values_of_secret_named_keys_at_any_depth() -> N
         "mcpOAuth": [{"server": "x", "client_secret": "client-value"}],
     }
     assert secrets_in_json(credentials) == ["access-value", "refresh-value", "client-value"]
+
+
+def test_the_process_environment_is_read_again_after_it_changes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Its secrets are kept between calls (reading them decoded every variable each time):
+    # a variable set, changed or removed since must still count at the next call.
+    first, second = f"opaque-{uuid.uuid4().hex}", f"opaque-{uuid.uuid4().hex}"
+    assert redact_text(f"a {first} b") == f"a {first} b"
+    monkeypatch.setenv("AB_TEST_SERVICE_TOKEN", first)
+    assert redact_text(f"a {first} b") == f"a {REDACTED} b"
+    assert redact_text(f"a {first} b") == f"a {REDACTED} b"  # kept, still right
+    monkeypatch.setenv("AB_TEST_SERVICE_TOKEN", second)
+    assert redact_text(f"a {first} {second} b") == f"a {first} {REDACTED} b"
+    monkeypatch.delenv("AB_TEST_SERVICE_TOKEN")
+    assert redact_text(f"a {second} b") == f"a {second} b"

@@ -231,6 +231,46 @@ def test_local_pool_runs_every_key_once_on_n_workers() -> None:
     assert pool.busy_seconds >= 9 * 0.02 * 0.9
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_local_pool_overlaps_a_clean_up_with_the_next_agent_and_runs_n_agents_at_once(
+    tmp_path: Path, workers: int
+) -> None:
+    # Each agent is a real process that logs when it ran; each attempt then "cleans up"
+    # for 0.3 s. One worker: the next agent starts during that clean-up, never beside
+    # another agent. Two workers: never three agents at once.
+    script = (
+        "import sys, time\n"
+        "start = time.time(); time.sleep(0.15)\n"
+        "open(sys.argv[1], 'a').write(f'{start} {time.time()}\\n')"
+    )
+    log = tmp_path / "agents.log"
+    cleaned: dict[str, float] = {}
+
+    def attempt(key: AttemptKey, cancel: threading.Event, launch: Any) -> PredictionRow:
+        spec = ProcessSpec(
+            argv=[sys.executable, "-c", script, str(log)],
+            env=dict(os.environ),
+            cwd=tmp_path,
+            timeout_s=30,
+        )
+        result = launch(spec, cancel)
+        assert result.returncode == 0, result.stderr
+        time.sleep(0.3)  # the attempt's clean-up, after its agent
+        cleaned[key.task_id] = time.time()
+        return _row(key.task_id)
+
+    rows = _rows(LocalPool(workers), _keys(6), attempt)
+    assert sorted(r.id for r in rows) == [f"t{i}" for i in range(6)]
+    spans = sorted(tuple(map(float, line.split())) for line in log.read_text().splitlines())
+    assert len(spans) == 6
+    most = max(sum(1 for s, e in spans if s <= start < e) for start, _ in spans)
+    assert most <= workers
+    if workers == 1:
+        assert [r.id for r in rows] == [f"t{i}" for i in range(6)]  # still in order
+        # The second agent started before the first attempt's clean-up ended.
+        assert spans[1][0] < cleaned["t0"]
+
+
 def test_stop_starting_lets_the_running_attempt_finish_and_starts_no_more() -> None:
     pool = LocalPool(1)
     started: list[str] = []

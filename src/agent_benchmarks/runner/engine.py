@@ -153,7 +153,8 @@ class AttemptRunner:
             prepared=prepared,
             result=result,
             status=status,
-            seconds=time.monotonic() - started,
+            # Not the time it waited for a free slot: that was no part of this attempt.
+            seconds=time.monotonic() - started - (result.queued_s if result is not None else 0.0),
         )
 
     def _row(

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from agent_benchmarks.records import PredictionRow
 from agent_benchmarks.runner.plan import AttemptKey
-from agent_benchmarks.runner.process import ProcessResult, ProcessSpec, run_process
+from agent_benchmarks.runner.process import ProcessResult, ProcessSpec, Slot, Slots, run_process
 
 # Runs one attempt's agent process to its end (the event: kill it now).
 ProcessLauncher = Callable[[ProcessSpec, threading.Event], ProcessResult]
@@ -71,12 +71,19 @@ class Executor(Protocol):
 
 
 class LocalPool:
-    """``workers`` attempts at once on this machine."""
+    """``workers`` attempts at once on this machine.
+
+    Twice as many attempt threads as workers share ``workers`` slots (:class:`Slots`): an
+    attempt holds one from its start until its agent's processes are gone, so its clean-up
+    (reading what the agent left, its row) overlaps the next attempt's agent."""
+
+    threads_per_worker = 2
 
     def __init__(self, workers: int):
         self.workers = workers
         self._stop = threading.Event()
         self._kill = threading.Event()
+        self._slots = Slots(workers, self._stop)
         self.busy_seconds = 0.0  # summed wall time workers spent inside attempts
 
     def __enter__(self) -> LocalPool:
@@ -95,9 +102,21 @@ class LocalPool:
     def service_host(self) -> str:
         return "127.0.0.1"
 
-    def _launch(self, spec: ProcessSpec, cancel: threading.Event) -> ProcessResult:
-        """Where this executor runs an attempt's agent process: here."""
-        return run_process(spec, cancel)
+    def _begin(self) -> Slot | None:
+        """Wait until another attempt may begin: its slot, or None once the pool stopped."""
+        slot = Slot(self._slots)
+        return slot if slot.take(self._kill) else None
+
+    def _launcher(self, slot: Slot | None, waited: list[float]) -> ProcessLauncher:
+        """How an attempt runs its agent process: here, in its slot. The time a second
+        launch waited for a slot goes to ``waited``."""
+
+        def launch(spec: ProcessSpec, cancel: threading.Event) -> ProcessResult:
+            result = run_process(spec, cancel, slot)
+            waited.append(result.queued_s)
+            return result
+
+        return launch
 
     def run(self, work: Iterable[Work]) -> Iterator[tuple[Work, PredictionRow]]:
         todo: queue.SimpleQueue[Work] = queue.SimpleQueue()
@@ -110,18 +129,21 @@ class LocalPool:
 
         def worker() -> None:
             try:
-                while not self._stop.is_set():
+                while (slot := self._begin()) is not None:
                     try:
                         item = todo.get_nowait()
                     except queue.Empty:
+                        slot.release()
                         return
                     run_attempt, key = item
                     started = time.monotonic()
+                    waited: list[float] = []
                     try:
-                        row = run_attempt(key, self._kill, self._launch)
+                        row = run_attempt(key, self._kill, self._launcher(slot, waited))
                     finally:
+                        slot.release()  # an attempt that ended before its agent ran
                         with lock:
-                            self.busy_seconds += time.monotonic() - started
+                            self.busy_seconds += time.monotonic() - started - sum(waited)
                     done.put((item, row))
             except BaseException as exc:  # a harness bug: surface it in the main thread
                 done.put(exc)
@@ -130,7 +152,7 @@ class LocalPool:
 
         threads = [
             threading.Thread(target=worker, name=f"attempt-worker-{i}", daemon=True)
-            for i in range(self.workers)
+            for i in range(self.workers * self.threads_per_worker)
         ]
         for thread in threads:
             thread.start()

@@ -96,8 +96,9 @@ class ProcessResult:
     stdout: str  # utf-8, errors replaced; what was produced before a kill is kept
     stderr: str
     duration_s: float  # everything run_process did: spawn, supervision, cleanup
-    # The agent's own time: from its spawn to its exit, without the harness's set-up and
-    # clean-up around it (what benchmarks/overhead.py subtracts).
+    # The agent's own time: from the call that starts its program to its exit (what the
+    # time around a subprocess.run measures), without the harness's set-up and clean-up
+    # around it (what benchmarks/overhead.py subtracts).
     ran_s: float = 0.0
     timed_out: bool = False
     interrupted: bool = False  # killed because the cancel event was set
@@ -106,15 +107,78 @@ class ProcessResult:
     memory_method: str | None = None  # "cgroup-v2" | "cgroup-v1" | "rlimit" | None
     start_error: str | None = None  # the OSError at spawn, e.g. a missing binary
     stray_killed: int = 0  # processes of this attempt found alive after it ended, killed
+    # Time it waited for a free slot before its spawn (a pipelined pool, see run_process):
+    # in neither duration_s nor ran_s, and not the agent's time.
+    queued_s: float = 0.0
     node: str | None = None  # the cluster node it ran on (a remote executor's attempts)
     # Why it has no outcome of its own: the node or worker running it was lost (its
     # row is an infrastructure failure, error_class node_lost, retried on resume).
     lost: str | None = None
 
 
-def run_process(spec: ProcessSpec, cancel: threading.Event | None = None) -> ProcessResult:
-    """Run ``spec`` to its end, deadline or cancellation; never raises for a spawn failure."""
-    started = time.monotonic()
+class Slots:
+    """At most ``n`` attempts at once hold a slot: from the start of their set-up until
+    their agent's processes are gone (:class:`Slot`). Their clean-up after (parsing what the
+    agent left, their row) holds none, so it overlaps the next attempt instead of leaving
+    a worker idle; the agents running at once stay ``n``. Once ``stop`` is set no attempt
+    gets one to begin, but a begun attempt's second launch (an empty answer's retry) does."""
+
+    def __init__(self, n: int, stop: threading.Event):
+        self._free = threading.Semaphore(n)
+        self._stop = stop
+
+    def take(self, cancel: threading.Event | None, *, beginning: bool) -> bool:
+        """Wait for a free slot; False, holding none, if ``cancel`` is set first (or, for an
+        attempt ``beginning``, the pool stopped)."""
+
+        def refused() -> bool:
+            if beginning and self._stop.is_set():
+                return True
+            return cancel is not None and cancel.is_set()
+
+        while not self._free.acquire(timeout=_CANCEL_POLL_S):
+            if refused():
+                return False
+        if refused():
+            self._free.release()
+            return False
+        return True
+
+    def release(self) -> None:
+        self._free.release()
+
+
+class Slot:
+    """One attempt's hold on a slot of :class:`Slots`: taken when it begins, released once
+    its agent's processes are gone, taken again for a second launch."""
+
+    def __init__(self, slots: Slots):
+        self._slots = slots
+        self._held = False
+        self._begun = False
+
+    def take(self, cancel: threading.Event | None) -> bool:
+        if not self._held:
+            self._held = self._slots.take(cancel, beginning=not self._begun)
+            self._begun = True
+        return self._held
+
+    def release(self) -> None:
+        if self._held:
+            self._held = False
+            self._slots.release()
+
+
+def run_process(
+    spec: ProcessSpec,
+    cancel: threading.Event | None = None,
+    slot: Slot | None = None,
+) -> ProcessResult:
+    """Run ``spec`` to its end, deadline or cancellation; never raises for a spawn failure.
+
+    With a ``slot``, the process runs holding it (taken here unless held already) and
+    releases it once its leftovers are killed (see :class:`Slots`)."""
+    prepared_at = time.monotonic()
     marker = spec.marker or uuid.uuid4().hex
     # A private TMPDIR, removed when the attempt ends: what its programs leave in temp
     # (a killed agent-browser daemon's Chromium profile, ...) goes with it. Short, under the
@@ -139,6 +203,24 @@ def run_process(spec: ProcessSpec, cancel: threading.Event | None = None) -> Pro
 
     stdin_bytes = None if spec.stdin_text is None else spec.stdin_text.encode()
     argv = _capped_argv(spec.argv, cgroup, rlimit_bytes)
+    waiting_since = time.monotonic()
+    if slot is not None and not slot.take(cancel):
+        # Cancelled before it could start: nothing ran, and it says so as an interrupt.
+        if cgroup is not None:
+            cgroup.remove()
+        if own_tmpdir:
+            shutil.rmtree(tmpdir, ignore_errors=True)
+        return ProcessResult(
+            returncode=None,
+            stdout="",
+            stderr="",
+            duration_s=0.0,
+            interrupted=True,
+            memory_method=method,
+            queued_s=time.monotonic() - waiting_since,
+        )
+    started = time.monotonic()
+    queued_s = started - waiting_since
     try:
         if argv is not spec.argv:
             # The shell would report a missing program as its own exit 127: say it as
@@ -154,6 +236,8 @@ def run_process(spec: ProcessSpec, cancel: threading.Event | None = None) -> Pro
             start_new_session=True,
         )
     except (OSError, subprocess.SubprocessError) as exc:
+        if slot is not None:
+            slot.release()
         if cgroup is not None:
             cgroup.remove()
         if own_tmpdir:
@@ -162,19 +246,22 @@ def run_process(spec: ProcessSpec, cancel: threading.Event | None = None) -> Pro
             returncode=None,
             stdout="",
             stderr="",
-            duration_s=time.monotonic() - started,
+            duration_s=time.monotonic() - prepared_at - queued_s,
             start_error=_describe_spawn_error(exc),
         )
 
-    spawned = time.monotonic()
     pidfd = os.pidfd_open(proc.pid)
     pipes = _Pipes(proc, stdin_bytes, pidfd)
     try:
         timed_out, interrupted = _supervise(proc.pid, pipes, spec.timeout_s, started, cancel)
-        ran_s = time.monotonic() - spawned
+        ran_s = time.monotonic() - started
     finally:
         # Also on KeyboardInterrupt or a bug above: nothing this attempt started outlives it.
-        stray_killed = _kill_leftovers(marker, str(tmpdir), proc.pid, cgroup)
+        try:
+            stray_killed = _kill_leftovers(marker, str(tmpdir), proc.pid, cgroup)
+        finally:
+            if slot is not None:
+                slot.release()
         pipes.drain(_DRAIN_S)
         returncode = proc.wait()
         os.close(pidfd)
@@ -191,7 +278,7 @@ def run_process(spec: ProcessSpec, cancel: threading.Event | None = None) -> Pro
             returncode=None,
             stdout="",
             stderr="",
-            duration_s=time.monotonic() - started,
+            duration_s=time.monotonic() - prepared_at - queued_s,
             memory_method=method,
             start_error=f"{_CAP_FAILED} ({method}, {spec.memory_max_mb} MB)",
         )
@@ -211,7 +298,7 @@ def run_process(spec: ProcessSpec, cancel: threading.Event | None = None) -> Pro
         returncode=returncode,
         stdout=pipes.stdout.decode("utf-8", errors="replace"),
         stderr=stderr,
-        duration_s=time.monotonic() - started,
+        duration_s=time.monotonic() - prepared_at - queued_s,
         ran_s=ran_s,
         timed_out=timed_out,
         interrupted=interrupted,
@@ -219,6 +306,7 @@ def run_process(spec: ProcessSpec, cancel: threading.Event | None = None) -> Pro
         signal=ended_by,
         memory_method=method,
         stray_killed=stray_killed,
+        queued_s=queued_s,
     )
 
 

@@ -47,8 +47,8 @@ from pathlib import Path
 from typing import Any
 
 from agent_benchmarks.errors import InputError
-from agent_benchmarks.runner.executor import LocalPool
-from agent_benchmarks.runner.process import ProcessResult, ProcessSpec, run_process
+from agent_benchmarks.runner.executor import LocalPool, ProcessLauncher
+from agent_benchmarks.runner.process import ProcessResult, ProcessSpec, Slot, run_process
 
 # Ray's uv hook would make every worker `uv run` an upload of the driver's working folder;
 # the nodes run the node image instead (see the module's docstring).
@@ -209,6 +209,9 @@ class RayExecutor(LocalPool):
     """``workers`` attempts at once on a Ray cluster. One driver thread per running attempt
     does the attempt's driver-side work and waits for its Ray task."""
 
+    # A thread per Ray task in flight: the cluster's slots are its CPUs, asked per task.
+    threads_per_worker = 1
+
     def __init__(self, workers: int, address: str | None = None):
         super().__init__(workers)
         self.address = address or os.environ.get("RAY_ADDRESS") or None
@@ -334,6 +337,10 @@ class RayExecutor(LocalPool):
                 "--executor ray: the nodes' programs differ from this machine's; nothing was "
                 "run:\n  " + "\n  ".join(problems)
             )
+
+    def _launcher(self, slot: Slot | None, waited: list[float]) -> ProcessLauncher:
+        # A thread per task in flight, its slot held throughout: none waits for one.
+        return self._launch
 
     def _launch(self, spec: ProcessSpec, cancel: threading.Event) -> ProcessResult:
         import ray
