@@ -1,0 +1,176 @@
+"""The recording and replaying proxy: pywb in proxy mode over one web archive.
+
+    python -m agent_benchmarks.web.proxy record|replay ARCHIVE --port-file F --log-dir D
+
+pywb does the HTTP and HTTPS proxying (wsgiprox, with the archive's own CA), the WARC
+writing (its recorder, through warcio) and the replay with its fuzzy matching; this module
+only configures it and reports. Record: every request is fetched live and written to
+ARCHIVE. Replay: every request is answered from ARCHIVE alone, and what it lacks is a miss
+(a 404 that says so); nothing is fetched.
+
+Each attempt names itself as the proxy's user (``http://TOKEN:x@host:port``; browsers send
+it on plain requests and on CONNECT, so it covers HTTPS too). Each request the proxy
+answered is a line of ``LOG_DIR/TOKEN.jsonl``: method, URL, status, and whether the
+archive had it. The runner reads an attempt's file when the attempt ends.
+
+Run as its own process: pywb runs on gevent, which patches the standard library.
+"""
+
+from __future__ import annotations
+
+# gevent first: pywb's server and its live fetches need the patched standard library.
+from gevent import monkey
+
+monkey.patch_all()
+
+import argparse  # noqa: E402
+import base64  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import re  # noqa: E402
+import sys  # noqa: E402
+from importlib import resources  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import yaml  # noqa: E402
+from gevent.pywsgi import WSGIServer  # noqa: E402
+from pywb.apps.frontendapp import FrontEndApp  # noqa: E402
+
+from agent_benchmarks.web.archive import CA_NAME, COLLECTION, WebArchive  # noqa: E402
+
+_TOKEN = re.compile(r"^[0-9a-f]{8,64}$")
+_ATTEMPT = "agent_benchmarks.attempt"
+_URL = "agent_benchmarks.url"
+NOT_FOUND_PAGE = (
+    "<!doctype html><html><head><title>Not in the web archive</title></head><body>"
+    "<h1>404 Not Found</h1><p>This page is not in the recorded web archive this run "
+    "replays.</p></body></html>\n"
+)
+
+
+class ArchiveProxy(FrontEndApp):
+    """pywb's front end, told which attempt each request belongs to and logging each."""
+
+    def __init__(self, config_file: str, log_dir: Path):
+        self.log_dir = log_dir
+        super().__init__(config_file=config_file)
+
+    def __call__(self, environ, start_response):
+        # Outside wsgiprox: the Proxy-Authorization of a plain request or of a CONNECT,
+        # which wsgiprox strips, but whose environ it copies into the tunnel's requests.
+        environ[_ATTEMPT] = _attempt_of(environ.get("HTTP_PROXY_AUTHORIZATION", ""))
+        return self.handler(environ, start_response)
+
+    def proxy_route_request(self, url, environ):
+        environ[_URL] = url  # the browser's URL, before pywb turns it into its own route
+        return super().proxy_route_request(url, environ)
+
+    def handle_request(self, environ, start_response):
+        url = environ.get(_URL)
+        if url is None:  # not a proxied request (pywb's own pages)
+            return super().handle_request(environ, start_response)
+        seen: dict[str, object] = {}
+
+        def recording_start_response(status, headers, exc_info=None):
+            seen["status"] = int(status.split(" ", 1)[0])
+            seen["archived"] = any(name.lower() == "memento-datetime" for name, _ in headers)
+            return start_response(status, headers, exc_info)
+
+        body = super().handle_request(environ, recording_start_response)
+        self._log(environ, url, seen)
+        return body
+
+    def _log(self, environ, url: str, seen: dict[str, object]) -> None:
+        token = environ.get(_ATTEMPT) or "unattributed"
+        line = {
+            "method": environ.get("REQUEST_METHOD"),
+            "url": url,
+            "status": seen.get("status"),
+            "archived": bool(seen.get("archived")),
+        }
+        with open(self.log_dir / f"{token}.jsonl", "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(line) + "\n")
+
+
+def _attempt_of(header: str) -> str | None:
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() != "basic":
+        return None
+    try:
+        user = base64.b64decode(value.strip()).decode("utf-8").partition(":")[0]
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return user if _TOKEN.match(user) else None
+
+
+def rules_yaml(project_rules: Path) -> str:
+    """pywb's replay rules with the project's in front: its URL normalisations before
+    pywb's, its per-site rules before pywb's (pywb reads a single rules file)."""
+    ours = yaml.safe_load(project_rules.read_text()) or {}
+    theirs = yaml.safe_load(resources.files("pywb").joinpath("rules.yaml").read_text())
+    filters = theirs.setdefault("default_filters", {})
+    filters["url_normalize"] = list(ours.get("url_normalize") or []) + list(
+        filters.get("url_normalize") or []
+    )
+    theirs["rules"] = list(ours.get("rules") or []) + list(theirs.get("rules") or [])
+    return yaml.safe_dump(theirs, sort_keys=False)
+
+
+def configure(archive: WebArchive, recording: bool) -> Path:
+    """Write the archive's pywb configuration for this mode; its path."""
+    root = archive.root
+    for folder in (archive.warc_dir, archive.index_dir, root / "ca", root / "templates"):
+        folder.mkdir(parents=True, exist_ok=True)
+    (root / "templates" / "not_found.html").write_text(NOT_FOUND_PAGE)
+    project_rules = Path(__file__).with_name("rules.yaml")
+    (root / "rules.yaml").write_text(rules_yaml(project_rules))
+    config = {
+        # The archive's collection is found in collections/ (pywb records only into such
+        # a collection); the live web is one only while recording.
+        "collections": {"live": "$live"} if recording else {},
+        "rules_file": str(root / "rules.yaml"),
+        "templates_dir": "templates",
+        "autoindex": 1,  # seconds: records written now are replayable in the same run
+        "proxy": {
+            "coll": COLLECTION,
+            "recording": recording,
+            "ca_name": CA_NAME,
+            "ca_file_cache": str(archive.ca_bundle),
+            "enable_banner": False,
+            "enable_wombat": False,
+            "enable_content_rewrite": False,  # the stack gets the bytes the site sent
+        },
+    }
+    if recording:
+        config["recorder"] = {"source_coll": "live", "rollover_size": 100_000_000}
+    path = root / "config.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m agent_benchmarks.web.proxy")
+    parser.add_argument("mode", choices=["record", "replay"])
+    parser.add_argument("archive", type=Path)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port-file", type=Path, required=True)
+    parser.add_argument("--log-dir", type=Path, required=True)
+    args = parser.parse_args(argv)
+
+    archive = WebArchive(args.archive.resolve())
+    config = configure(archive, recording=args.mode == "record")
+    os.chdir(archive.root)  # pywb finds its collections and templates from here
+    app = ArchiveProxy(str(config), args.log_dir)
+    archive.write_ca_cert()  # the CA exists now (made on the archive's first start)
+    server = WSGIServer((args.host, 0), app, log=None)
+    server.start()
+    # Written last, and whole: the runner waits for this file, then uses the proxy.
+    tmp = args.port_file.with_suffix(".tmp")
+    tmp.write_text(str(server.server_port))
+    tmp.rename(args.port_file)
+    server.serve_forever()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
