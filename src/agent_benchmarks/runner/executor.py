@@ -3,9 +3,10 @@
 An executor takes work, each item an attempt key and the function that runs that attempt
 to its row (one run's :class:`~.engine.AttemptRunner`; a sweep hands several runs' work to
 one executor), and yields each item with its row as attempts finish, in any order.
-:class:`LocalPool` runs them on this machine, N at a time, each in a worker thread that
-waits on the attempt's agent process; :class:`~.ray_executor.RayExecutor` ships them to a
-Ray cluster. Suites and backends do not know which.
+:class:`LocalPool` runs them on this machine, N agents at a time, two attempt threads per
+worker so that one attempt's clean-up overlaps the next one's agent;
+:class:`~.ray_executor.RayExecutor` ships them to a Ray cluster. Suites and backends do not
+know which.
 """
 
 from __future__ import annotations

@@ -37,6 +37,7 @@ from collections.abc import Iterable
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 MARKER_ENV = "AGENT_BENCHMARKS_ATTEMPT"
 
@@ -203,17 +204,19 @@ def run_process(
 
     stdin_bytes = None if spec.stdin_text is None else spec.stdin_text.encode()
     argv = _capped_argv(spec.argv, cgroup, rlimit_bytes)
-    waiting_since = time.monotonic()
-    if slot is not None and not slot.take(cancel):
-        # Cancelled before it could start: nothing ran, and it says so as an interrupt.
+
+    def never_started(**why: Any) -> ProcessResult:
+        """Undo the set-up of a process that did not start, and say why."""
         if cgroup is not None:
             cgroup.remove()
         if own_tmpdir:
             shutil.rmtree(tmpdir, ignore_errors=True)
-        return ProcessResult(
-            returncode=None,
-            stdout="",
-            stderr="",
+        return ProcessResult(returncode=None, stdout="", stderr="", **why)
+
+    waiting_since = time.monotonic()
+    if slot is not None and not slot.take(cancel):
+        # Cancelled before it could start: nothing ran, and it says so as an interrupt.
+        return never_started(
             duration_s=0.0,
             interrupted=True,
             memory_method=method,
@@ -238,14 +241,7 @@ def run_process(
     except (OSError, subprocess.SubprocessError) as exc:
         if slot is not None:
             slot.release()
-        if cgroup is not None:
-            cgroup.remove()
-        if own_tmpdir:
-            shutil.rmtree(tmpdir, ignore_errors=True)
-        return ProcessResult(
-            returncode=None,
-            stdout="",
-            stderr="",
+        return never_started(
             duration_s=time.monotonic() - prepared_at - queued_s,
             start_error=_describe_spawn_error(exc),
         )
