@@ -288,4 +288,15 @@ class Scores(_Record):
     # Set for runs another harness wrote (``{"imported": "upstream", ...}``): where they came
     # from, what their manifest said, and what they do not record (see upstream.py).
     provenance: dict[str, Any] | None = None
+    # A run through the web archive's proxy (--web record|replay): its requests and, when
+    # replayed, the archive's misses (scoring/scorecard.py WebTotals); None on the live web.
+    web: dict[str, Any] | None = None
     per_task: list[TaskScore] = Field(default_factory=list)
+
+    @model_serializer(mode="wrap")
+    def _leave_out_live_web(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # A run on the live web writes scores.json as it did before recorded web existed.
+        data = handler(self)
+        if data.get("web", 0) is None:
+            del data["web"]
+        return data

@@ -143,6 +143,8 @@ RUN_FIELDS = (
     "scaffold",
     "user_agent",
     "scripted_model",
+    "web",
+    "web_archive",
 )
 
 
@@ -179,6 +181,10 @@ class RunSpec(BaseModel):
     user_agent: str | None = None
     # localweb: the name the scripted model answers under (its oracle plays it either way).
     scripted_model: str | None = None
+    # The web the stack browses: "live", or "record"/"replay" through the proxy over the
+    # WARC archive folder web_archive (absolute); None is live.
+    web: Literal["live", "record", "replay"] | None = None
+    web_archive: str | None = None
 
     # The backend's, the suite's and the grader's own fields, by name (their Options).
     backend: dict[str, Any] = Field(default_factory=dict)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import http.server
 import os
-import socket
 import ssl
 import subprocess
 import threading
@@ -32,6 +31,7 @@ from agent_benchmarks.localweb.models import (
 )
 from agent_benchmarks.web.archive import WebArchive
 from agent_benchmarks.web.service import WebProxy, misses
+from tests.e2e.offline import ConnectionCounter
 from tests.support import lightpanda_binary
 
 pytestmark = pytest.mark.e2e
@@ -124,40 +124,6 @@ def _visit(proxy: WebProxy, url: str) -> tuple[str, list[dict[str, object]]]:
         return read, proxy.requests_of(web)
 
 
-class _ConnectionCounter:
-    """Listens where the sites were: any connection there bypassed the proxy."""
-
-    def __init__(self, ports: tuple[int, ...]):
-        self.count = 0
-        self._socks = []
-        for port in ports:
-            sock = socket.socket()
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind(("127.0.0.1", port))
-            sock.listen()
-            sock.settimeout(0.1)
-            self._socks.append(sock)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._accept, daemon=True)
-        self._thread.start()
-
-    def _accept(self) -> None:
-        while not self._stop.is_set():
-            for sock in self._socks:
-                try:
-                    conn, _ = sock.accept()
-                except OSError:
-                    continue
-                self.count += 1
-                conn.close()
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(5)
-        for sock in self._socks:
-            sock.close()
-
-
 def test_a_recorded_site_replays_offline_over_http_and_https_and_a_page_left_out_is_a_miss(
     sites: dict[str, object], tmp_path: Path
 ) -> None:
@@ -180,7 +146,7 @@ def test_a_recorded_site_replays_offline_over_http_and_https_and_a_page_left_out
     assert "PRIVATE KEY" not in archive.ca_cert.read_text()
 
     sites["stop"]()  # type: ignore[operator]
-    bypass = _ConnectionCounter(sites["ports"])  # type: ignore[arg-type]
+    bypass = ConnectionCounter(sites["ports"])  # type: ignore[arg-type]
     try:
         with WebProxy("replay", archive) as proxy:
             for url in pages:

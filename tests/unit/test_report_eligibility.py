@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import get_args
+from typing import Any, get_args
 
 from agent_benchmarks.records import ToolCall
 from agent_benchmarks.report.compare import compare_runs
-from agent_benchmarks.report.eligibility import UNCAPPED, budgets_of
+from agent_benchmarks.report.eligibility import MAX_MISS_RATE, UNCAPPED, budgets_of
 from agent_benchmarks.report.load import load_run, load_runs
 from agent_benchmarks.report.schema import ReasonCode, StackRow
 from tests.unit.report_builders import Attempt, make_run, uniform
@@ -233,12 +233,65 @@ def test_a_different_tool_surface_is_a_different_contract(tmp_path: Path) -> Non
     assert codes(rows(upstream, native)["up"]) == set()
 
 
+REPLAY_WEB = {"mode": "replay", "archive": {"path": "/archives/a", "sha256": "a" * 64}}
+
+
+def _replayed(tmp_path: Path, name: str, n_misses: int, web: dict[str, Any] | None = None) -> Path:
+    """A run of 10 tasks replayed from an archive: 10 requests per row, ``n_misses`` of
+    them in the first row."""
+    outcomes = uniform(10, Attempt(details={"web": {"mode": "replay", "n_requests": 10}}))
+    missed = {"mode": "replay", "n_requests": 10, "n_misses": n_misses, "misses": ["http://x/"]}
+    outcomes["task-00"] = [Attempt(details={"web": missed})]
+    return make_run(
+        tmp_path,
+        name,
+        outcomes,
+        backend="claude-mcp/lightpanda",
+        extra_settings=UPSTREAM | {"web": web or REPLAY_WEB},
+    )
+
+
+def test_runs_replaying_one_archive_compare_and_show_their_miss_rate(tmp_path: Path) -> None:
+    """Two stacks replaying the same archive, each under the stated miss rate, are eligible;
+    their rows carry the archive and the misses over every request."""
+    result = rows(_replayed(tmp_path, "one", 1), _replayed(tmp_path, "two", 0))
+    one = result["one"]
+    assert codes(one) == set() and one.eligibility.headline is True
+    assert one.web.mode == "replay" and one.web.archive_sha256 == "a" * 64
+    assert (one.web.n_requests, one.web.n_misses, one.web.miss_rate) == (100, 1, 0.01)
+    assert one.mode == "live"  # make_run's; a replayed real-model run's manifest says recorded
+
+
+def test_a_replay_beside_the_live_web_or_another_archive_is_another_web(tmp_path: Path) -> None:
+    live = make_run(tmp_path, "live", backend="claude-mcp/lightpanda", extra_settings=UPSTREAM)
+    other = {"mode": "replay", "archive": {"path": "/archives/b", "sha256": "b" * 64}}
+    result = rows(live, _replayed(tmp_path, "one", 0), _replayed(tmp_path, "other", 0, other))
+    assert codes(result["live"]) == {"web"}
+    assert codes(result["one"]) == {"web"}
+    messages = [r.message for r in result["one"].eligibility.reasons]
+    assert any("archive aaaaaaaaaaaa vs the live web" in m for m in messages), messages
+    assert any("archive aaaaaaaaaaaa vs archive bbbbbbbbbbbb" in m for m in messages), messages
+
+
+def test_a_replay_missing_more_than_the_threshold_is_not_eligible(tmp_path: Path) -> None:
+    """3 misses in 100 requests is over MAX_MISS_RATE (2%); 2 in 100 is not."""
+    assert MAX_MISS_RATE == 0.02
+    result = rows(_replayed(tmp_path, "over", 3), _replayed(tmp_path, "at", 2))
+    assert codes(result["over"]) == {"web_misses"}
+    assert "3.0% (3 of 100 requests)" in result["over"].eligibility.reasons[0].message
+    assert codes(result["at"]) == set()
+
+
 def test_every_reason_code_can_fire_at_once(tmp_path: Path) -> None:
     """A run wrong in every way gets every reason; a new reason code must join this test."""
     outcomes = uniform(8, Attempt())  # and one imported row below: 9 tasks, too few
     leak = ToolCall(name="goto", args={"url": "https://huggingface.co/spaces/gaia/leaderboard"})
     outcomes["task-00"] = [Attempt(trace=[leak])]
     outcomes["task-01"] = [Attempt(details={"contaminated": True})]
+    # Replayed from an archive the good run did not browse, missing half its requests.
+    outcomes["task-02"] = [
+        Attempt(details={"web": {"mode": "replay", "n_requests": 4, "n_misses": 2}})
+    ]
     bad = make_run(
         tmp_path,
         "bad",
@@ -250,7 +303,7 @@ def test_every_reason_code_can_fire_at_once(tmp_path: Path) -> None:
         budgets={},
         revision="r9",
         timeout_s=60.0,
-        extra_settings={"backend": {"search_setting": "none"}},
+        extra_settings={"backend": {"search_setting": "none"}, "web": REPLAY_WEB},
     )
     # A row upstream's harness wrote, read as it is: the run is imported.
     upstream_row = {"id": "task-up", "task": "Q?", "gold": "1", "prediction": "1", "level": 1}

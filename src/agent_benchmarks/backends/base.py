@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from agent_benchmarks.records import Status, TaskInput, ToolCall, Usage
 from agent_benchmarks.spec import Options, RunSpec
+from agent_benchmarks.web.service import AttemptWeb
 
 if TYPE_CHECKING:  # the engine's process types; importing them here would be circular
     from agent_benchmarks.runner.process import ProcessResult, ProcessSpec
@@ -43,6 +44,10 @@ class PreparedTask:
     tmpdir: Path = Path("/nonexistent-tmpdir")
     # What the suite did to get here (attachments handling, the episode's site prefix).
     details: dict[str, Any] = field(default_factory=dict)
+    # --web record|replay: the recording or replaying proxy the stack must send all its
+    # page traffic through, and the CA it must trust for this attempt only; the engine sets
+    # it. None: the live web, directly.
+    web: AttemptWeb | None = None
 
 
 @dataclass
@@ -56,6 +61,9 @@ class AgentOutcome:
     trace: list[ToolCall] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     details: dict[str, Any] = field(default_factory=dict)
+    # The requests the web proxy answered for this attempt (--web record|replay), set by
+    # the engine before the suite reads the outcome; never written to the row whole.
+    web_requests: list[dict[str, Any]] = field(default_factory=list)
 
 
 class Backend(Protocol):

@@ -49,7 +49,8 @@ from agent_benchmarks.backends.base import (
     process_failure,
 )
 from agent_benchmarks.backends.claude_stream import ClaudeRun, audit_calls, parse_stream
-from agent_benchmarks.backends.lightpanda import bundled_binary, check_binary
+from agent_benchmarks.backends.lightpanda import WEB_ROUTING as LIGHTPANDA_WEB_ROUTING
+from agent_benchmarks.backends.lightpanda import bundled_binary, check_binary, web_args
 from agent_benchmarks.backends.programs import (
     REPO,
     agent_browser_programs,
@@ -77,6 +78,7 @@ from agent_benchmarks.search import (
 )
 from agent_benchmarks.search import SERVER_NAME as SEARCH_SERVER_NAME
 from agent_benchmarks.spec import Options, option
+from agent_benchmarks.web.service import AttemptWeb
 
 WRAPPER = REPO / "competitors" / "agent-browser-mcp" / "agent_browser_mcp.py"
 # browser-use lives in its own pinned environment (competitors/browser-use/uv.lock): in the
@@ -145,6 +147,11 @@ class McpServerDef:
     programs: Callable[[McpSettings], dict[str, str]] = lambda settings: {}
     # The server's own web search tools, withheld unless --search native.
     search_tools: tuple[str, ...] = ()
+    # --web record|replay: (its mcp-config entry, the attempt's proxy) -> the entry with its
+    # browser sent through the proxy, trusting the archive's CA; and how, for the manifest.
+    # None: the server's browser cannot be routed, and --web is refused.
+    route_web: Callable[[dict[str, Any], AttemptWeb], dict[str, Any]] | None = None
+    web_routing: str | None = None
 
     def excluded_on(self, surface: str, search: str = DEFAULT_SEARCH) -> dict[str, str]:
         """The tools ``surface`` and ``search`` keep from the model, each with why."""
@@ -192,6 +199,10 @@ def _lightpanda_server(settings: McpSettings, workdir: Path, tmpdir: Path) -> di
         "args": ["mcp"],
         "env": {"LIGHTPANDA_DISABLE_TELEMETRY": "true"},
     }
+
+
+def _lightpanda_route_web(server: dict[str, Any], web: AttemptWeb) -> dict[str, Any]:
+    return server | {"args": [*server["args"], *web_args(web)]}
 
 
 def _agent_browser_env(settings: McpSettings, workdir: Path, tmpdir: Path) -> dict[str, str]:
@@ -306,6 +317,8 @@ SERVERS: dict[str, McpServerDef] = {
         _LIGHTPANDA_EXCLUDED,
         {"search": _STRICT_ONLY + "a web search engine, not the browser"},
         search_tools=("search",),
+        route_web=_lightpanda_route_web,
+        web_routing="lightpanda mcp: " + LIGHTPANDA_WEB_ROUTING,
     ),
     "agent-browser": McpServerDef(
         "agent-browser", _agent_browser_server, programs=_chromium_programs
@@ -394,6 +407,8 @@ class ClaudeMcpBackend:
         # None: a scripted model's run, never priced (by the engine either: see base.py).
         self.prices = prices
         self.name = f"claude-mcp/{config.backend}"
+        if definition.route_web is not None:
+            self.web_routing = definition.web_routing
         self._model_ids: set[str] = set()  # the ids the attempts' streams named
         self._lock = threading.Lock()
 
@@ -429,6 +444,9 @@ class ClaudeMcpBackend:
         home = prepared.workdir / "home"
         home.mkdir(parents=True, exist_ok=True)
         server = self.definition.server(s, prepared.workdir, prepared.tmpdir)
+        if prepared.web is not None:
+            assert self.definition.route_web is not None  # refused at the start otherwise
+            server = self.definition.route_web(server, prepared.web)
         config = {"mcpServers": {SERVER_NAME: server}}
         allowed = [f"mcp__{SERVER_NAME}__{tool}" for tool in s.allowed_tools]
         if s.search_setting == "tavily":

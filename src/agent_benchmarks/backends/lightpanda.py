@@ -12,6 +12,7 @@ import functools
 import importlib.util
 import os
 import re
+import ssl
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -43,6 +44,7 @@ from agent_benchmarks.search import (
     summarise_calls,
 )
 from agent_benchmarks.spec import Options, option
+from agent_benchmarks.web.service import AttemptWeb
 
 NAME = "lightpanda-native"
 
@@ -149,9 +151,30 @@ class LightpandaConfig(BaseModel):
     search_setting: str = DEFAULT_SEARCH
 
 
+# How Lightpanda reaches the web archive's proxy (--web record|replay), as the manifest says.
+WEB_ROUTING = (
+    "lightpanda --http-proxy (the attempt's proxy URL) and --ca-cert twice: the archive's CA "
+    "and the system roots (a --ca-cert replaces the system roots; the model API is not "
+    "proxied and needs them)"
+)
+
+
+def web_args(web: AttemptWeb | None) -> list[str]:
+    """Lightpanda's flags for sending all its page traffic (search included) through the
+    proxy of ``web``, trusting the archive's CA for this process only."""
+    if web is None:
+        return []
+    args = ["--http-proxy", web.proxy_url, "--ca-cert", str(web.ca_cert)]
+    system_roots = ssl.get_default_verify_paths().cafile
+    if system_roots is not None and Path(system_roots).is_file():
+        args += ["--ca-cert", system_roots]
+    return args
+
+
 class LightpandaBackend:
     name = NAME
     model_protocol = "openai"  # a scripted model is reached as openai_compatible
+    web_routing = WEB_ROUTING
 
     def __init__(
         self,
@@ -223,6 +246,7 @@ class LightpandaBackend:
             argv += ["--attach", str(path)]
         for pattern in prepared.block_urls:
             argv += ["--block-urls", pattern]
+        argv += web_args(prepared.web)
         return ProcessSpec(argv=argv, env=env, cwd=prepared.workdir, timeout_s=None)
 
     def outcome(self, prepared: PreparedTask, result: ProcessResult) -> AgentOutcome:

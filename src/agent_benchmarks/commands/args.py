@@ -281,6 +281,15 @@ def add_run_args(parser: argparse.ArgumentParser) -> None:
         help="the browser's User-Agent (native: lightpanda --user-agent; agent-browser chat: "
         'AGENT_BROWSER_USER_AGENT; Lightpanda refuses any value containing "Mozilla")',
     )
+    group.add_argument(
+        "--web",
+        nargs="+",
+        metavar="MODE [ARCHIVE]",
+        help="the web the stack browses: live (the default), record ARCHIVE (through a "
+        "proxy that writes every request and response to the WARC archive folder ARCHIVE), "
+        "or replay ARCHIVE (served from ARCHIVE alone: nothing reaches the network, and what "
+        "it lacks is a recorded miss)",
+    )
     group.add_argument("--out-dir", type=Path, help="run folder (default: results/<suite>/<UTC>)")
     group.add_argument(
         "--resume",
@@ -353,6 +362,22 @@ def add_common_run_args(parser: argparse.ArgumentParser) -> None:
         help="grade when the run ends, as upstream's runs do (default: on; --no-grade leaves "
         "it to <suite>-grade; not part of what the run measures, so a resume may differ)",
     )
+
+
+def web_of(values: list[str] | None) -> tuple[str | None, str | None]:
+    """``--web MODE [ARCHIVE]`` as (mode, archive folder): (None, None) when not given."""
+    if values is None:
+        return None, None
+    mode, *rest = values
+    if mode == "live":
+        if rest:
+            raise InputError(f"--web live takes no archive (got {' '.join(rest)})")
+        return mode, None
+    if mode not in ("record", "replay"):
+        raise InputError(f"--web {mode}: the modes are live, record ARCHIVE and replay ARCHIVE")
+    if len(rest) != 1:
+        raise InputError(f"--web {mode} needs one archive folder: --web {mode} ARCHIVE")
+    return mode, str(Path(rest[0]).absolute())
 
 
 def typed_flags(parser: argparse.ArgumentParser, argv: Sequence[str]) -> set[str]:

@@ -43,7 +43,7 @@ def _print_scoreboard(report: ComparisonReport, console: Console) -> None:
         console.print(f"\n{group.suite}: {len(group.rows)} stack(s)", markup=False)
         console.print(fmt.view_note(group.view), markup=False)
         for i, row in enumerate(group.rows, start=1):
-            console.print(f"  #{i} {row.key} ({row.mode}, {row.run_dir})", markup=False)
+            console.print(f"  #{i} {row.key} ({fmt.mode(row)}, {row.run_dir})", markup=False)
         table = Table()
         for column in (
             "#", f"success ({VIEW_TITLES[group.view]})", "95% CI", "tokens/success",

@@ -24,6 +24,7 @@ from agent_benchmarks.commands.args import (
     options_values,
     selection_of,
     typed_flags,
+    web_of,
 )
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.runner.launch import (
@@ -88,6 +89,9 @@ def spec_from_args(
             f"--out-dir {args.out_dir}: this run's folder is {resume.absolute()} (--resume "
             f"{args.resume}); a resumed run stays in its folder"
         )
+    web, web_archive = web_of(args.web)
+    if "web" in typed:
+        typed = typed | {"web_archive"}
     return RunSpec(
         suite=suite.name,
         runner=definition.kind,
@@ -108,6 +112,8 @@ def spec_from_args(
         scaffold=args.scaffold,
         user_agent=args.user_agent,
         scripted_model=getattr(args, "scripted_model", None),
+        web=web,
+        web_archive=web_archive,
         backend=options_values(definition.options, args),
         suite_options=options_values(suite_options(suite), args),
         grading=options_values(grading_options(suite), args),

@@ -9,6 +9,8 @@ any agent at it (:func:`serve`).
 
 from __future__ import annotations
 
+import base64
+import ssl
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -35,6 +37,8 @@ from agent_benchmarks.runner.session import TaskSession, read_system_prompt
 from agent_benchmarks.spec import Options, RunSpec, option
 from agent_benchmarks.suite import SuiteDef
 
+# The site's port under --web record|replay: fixed, since the archive is keyed by URL.
+RECORDED_SITE_PORT = 8931
 # Where each client looks for its key (the scripted server takes any).
 _KEY_VARIABLES = {"anthropic": "ANTHROPIC_API_KEY", "gateway": "AI_GATEWAY_API_KEY"}
 
@@ -50,10 +54,37 @@ class FaultOptions(Options):
     )
     hang_seconds: float = option(30.0, help="how long a hang lasts", gt=0)
     late_modal_ms: int | None = option(help="show a modal this long after load", ge=0)
+    site_port: int | None = option(
+        help="the site's port (default: any free one; with --web record or replay "
+        f"{RECORDED_SITE_PORT}, so that a replay asks for the URLs that were recorded)",
+        ge=1,
+        le=65535,
+    )
+    site_tls: str | None = option(
+        help="serve the site over HTTPS with this PEM file (its private key and certificate "
+        "chain); a stack trusts it only through --web record's proxy",
+        metavar="PEM",
+    )
 
     def check(self) -> None:
         if not 0.0 <= self.error_rate <= 1.0:
             raise InputError(f"--error-rate must be between 0 and 1, got {self.error_rate}")
+
+    def faulty(self) -> bool:
+        return self.faults() != Faults()
+
+    def tls_context(self) -> ssl.SSLContext | None:
+        if self.site_tls is None:
+            return None
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        try:
+            context.load_cert_chain(self.site_tls)
+        except (OSError, ssl.SSLError) as exc:
+            raise InputError(
+                f"--site-tls {self.site_tls}: not a PEM file with a private key and "
+                f"certificate chain ({exc})"
+            ) from None
+        return context
 
     def faults(self) -> Faults:
         self.check()
@@ -82,17 +113,23 @@ class LocalwebSession(TaskSession):
     ):
         super().__init__(SUITE, mode, system_prompt=system_prompt)
         self.site = site
+        # Replaying a web archive: the site serves no browser, it re-enacts the requests.
+        self.replaying = site.advertised is not None
         self.server = server
         self.protocol = backend.model_protocol
         self.surface = oracle_surface(backend.name) if server is not None else None
 
     def settings(self) -> dict[str, Any]:
         model = "scripted oracle (test double)" if self.server is not None else "as --provider"
-        return {
-            **super().settings(),
-            "site": {"faults": self.site.faults.as_dict()},
-            "model": model,
-        }
+        site: dict[str, Any] = {"faults": self.site.faults.as_dict()}
+        if self.site.tls is not None:
+            site["https"] = True
+        if self.replaying:
+            site["replayed"] = (
+                "the web archive answers the stack; the site re-enacts each request the "
+                "stack sent to it, so its record of the episode is the stack's own"
+            )
+        return {**super().settings(), "site": site, "model": model}
 
     def prepare(self, task: Task, key: AttemptKey, workdir: Path) -> PreparedTask:
         prepared = super().prepare(task, key, workdir)
@@ -115,8 +152,24 @@ class LocalwebSession(TaskSession):
 
     def finish(self, prepared: PreparedTask, outcome: AgentOutcome) -> tuple[str, dict[str, Any]]:
         prediction, details = super().finish(prepared, outcome)
+        if self.replaying:
+            # The archive answered the agent; the site learns what the agent sent, in order,
+            # so the episode's record (and the contracts checked on it) is the agent's own.
+            for request in outcome.web_requests:
+                self.site.reenact(*reenacted(request))
         record = site_record(self.site, prepared.details["episode"])
         return prediction, {**details, "site": record.model_dump()}
+
+
+def reenacted(request: dict[str, Any]) -> tuple[str, str, dict[str, str], bytes]:
+    """A request of the web proxy's log as :meth:`LocalSite.reenact` takes it."""
+    headers = {}
+    if request.get("cookie"):
+        headers["Cookie"] = request["cookie"]
+    if request.get("content_type"):
+        headers["Content-Type"] = request["content_type"]
+    body = base64.b64decode(request["body"]) if request.get("body") else b""
+    return request["method"], request["url"], headers, body
 
 
 def oracle_surface(backend_name: str) -> ToolSurface:
@@ -143,9 +196,30 @@ def localweb_session(
     suite: SuiteDef, spec: RunSpec, mode: Mode, scripted_model: str | None, backend: Backend
 ) -> Iterator[TaskSession]:
     system_prompt = read_system_prompt(spec.system_prompt_file)
-    faults = FaultOptions.parse(spec.suite_options, "site faults").faults()
+    options = FaultOptions.parse(spec.suite_options, "site faults")
+    faults = options.faults()
     host = spec.executor.service_host
-    with LocalSite(host=host, faults=faults) as site:
+    port, advertised = options.site_port or 0, None
+    if spec.web in ("record", "replay"):
+        port = options.site_port or RECORDED_SITE_PORT
+    tls = options.tls_context()
+    if spec.web == "replay":
+        if options.faulty():
+            raise InputError(
+                "--web replay: the site's fault knobs do not apply (the archive holds the "
+                "responses as they were recorded, faults included)"
+            )
+        advertised = f"{'https' if tls else 'http'}://{host}:{port}"
+        port = 0  # the re-enacting site listens elsewhere: the recorded address stays dark
+    try:
+        site = LocalSite(host=host, port=port, faults=faults, tls=tls, advertised=advertised)
+        site.start()
+    except OSError as exc:
+        raise InputError(
+            f"the localweb site cannot listen on {host}:{port} ({exc.strerror}); pass "
+            "another --site-port (and the same one when replaying what it records)"
+        ) from None
+    with site:
         if scripted_model is None:
             yield LocalwebSession(site, None, mode, system_prompt, backend)
             return

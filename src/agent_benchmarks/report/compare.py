@@ -44,6 +44,7 @@ from agent_benchmarks.report.eligibility import (
     Candidate,
     assess,
     budgets_of,
+    web_of,
 )
 from agent_benchmarks.report.load import LoadedRun
 from agent_benchmarks.report.rows import RowSummary
@@ -355,6 +356,7 @@ def build_row(
         n_rows_with_refused_calls=len(refused),
         n_refused_calls=sum(refused),
         leak=candidate.leak,
+        web=web_of(run),
         budgets=budgets_of(run),
         eligibility=eligibility,
         warnings=list(run.warnings),

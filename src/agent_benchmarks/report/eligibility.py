@@ -25,6 +25,12 @@ A row is headline eligible only when all of these hold (the reason code in brack
   more turns or time is not answering the same question;
 - [contaminated] none of its rows called a tool outside its browser (the MCP audit);
 - [leak] the leak audit found nothing;
+- [web] on the same web as every compared row: all on the live web (recording through the
+  proxy is the live web), or all replaying one web archive (the same sha256); a replayed
+  row beside a live one, or two archives, are two different webs;
+- [web_misses] a replayed run's misses (requests the archive could not answer, over every
+  request the stack made) are at most :data:`MAX_MISS_RATE`: above it, the stack browsed a
+  web the archive does not hold;
 - [imported] its rows were written by this harness, not converted on read from upstream's
   harness (lightpanda-io/agent-benchmarks), which records no task list, dataset revision,
   program versions, budgets or mode: such a run is shown for reference only.
@@ -41,10 +47,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_benchmarks.report.load import LoadedRun
-from agent_benchmarks.report.schema import Eligibility, LeakAudit, Reason, Stack
+from agent_benchmarks.report.schema import Eligibility, LeakAudit, Reason, Stack, WebSummary
 from agent_benchmarks.report.stacks import driven_programs
 
 MIN_TASKS = 10
+# The share of a replayed run's requests the archive may fail to answer (each shown a 404):
+# beyond it the replay is not the recorded web.
+MAX_MISS_RATE = 0.02
 MIN_ATTEMPTS_PER_TASK = 20
 HEADLINE_MODES = ("live", "recorded")
 # Where a manifest's settings may record a budget, first match wins: an explicit
@@ -67,12 +76,45 @@ _UNKNOWN_VERSIONS = frozenset({"", "unknown", "?", "none"})
 
 HEADLINE_RULE = (
     "A row is headline eligible with: live or recorded mode; the same tasks, contracts, "
-    "tool surface, search and budgets as every compared row; program versions and model id pinned; "
+    "tool surface, search, budgets and web (live, or one replayed archive) as every compared "
+    f"row; a replay's miss rate at most {MAX_MISS_RATE:.0%}; program versions and model id "
+    "pinned; "
     "at least "
     f"{MIN_TASKS} tasks; step, token and cost budgets recorded (LLM rows); no contaminated "
     "rows; no leak-audit hits; not imported from another harness. "
     f"Per-task charts also need at least {MIN_ATTEMPTS_PER_TASK} attempts per task."
 )
+
+
+def web_of(run: LoadedRun) -> WebSummary:
+    """The web a run browsed, from its manifest and its scores' totals."""
+    settings = run.manifest.settings.get("web") if run.manifest is not None else None
+    settings = settings if isinstance(settings, dict) else {}
+    totals = (run.scores.web if run.scores is not None else None) or {}
+    mode = str(settings.get("mode") or totals.get("mode") or "live")
+    if mode != "replay":
+        return WebSummary(mode=mode, n_requests=totals.get("n_requests"))
+    archive = settings.get("archive") or totals.get("archive") or {}
+    return WebSummary(
+        mode=mode,
+        archive_sha256=archive.get("sha256"),
+        archive_path=archive.get("path"),
+        n_requests=totals.get("n_requests"),
+        n_misses=totals.get("n_misses"),
+        miss_rate=totals.get("miss_rate"),
+    )
+
+
+def _same_web(mine: WebSummary, theirs: WebSummary) -> bool:
+    if "replay" not in (mine.mode, theirs.mode):
+        return True  # live, and recording (the live web through the proxy)
+    return mine.mode == theirs.mode and mine.archive_sha256 == theirs.archive_sha256
+
+
+def _web_named(web: WebSummary) -> str:
+    if web.mode != "replay":
+        return "the live web"
+    return f"archive {(web.archive_sha256 or 'unknown')[:12]}"
 
 
 @dataclass
@@ -211,6 +253,7 @@ def assess(candidates: list[Candidate]) -> dict[str, Eligibility]:
     task_sets = {c.key: set(c.run.task_ids) for c in candidates}
     contracts = {c.key: contract_of(c.run) for c in candidates}
     budgets = {c.key: budgets_of(c.run) for c in candidates}
+    webs = {c.key: web_of(c.run) for c in candidates}
     result: dict[str, Eligibility] = {}
     for c in candidates:
         reasons: list[Reason] = []
@@ -266,6 +309,14 @@ def assess(candidates: list[Candidate]) -> dict[str, Eligibility]:
                         message=f"search {c.stack.search} vs {other.stack.search} for {other.key}",
                     )
                 )
+            if not _same_web(webs[c.key], webs[other.key]):
+                reasons.append(
+                    Reason(
+                        code="web",
+                        message=f"web: {_web_named(webs[c.key])} vs "
+                        f"{_web_named(webs[other.key])} for {other.key}",
+                    )
+                )
             if budgets[c.key] != budgets[other.key]:
                 keys = [k for k in budgets[c.key] if budgets[c.key][k] != budgets[other.key][k]]
                 shown = ", ".join(
@@ -276,6 +327,16 @@ def assess(candidates: list[Candidate]) -> dict[str, Eligibility]:
                         code="budgets_differ", message=f"budgets differ from {other.key}: {shown}"
                     )
                 )
+        web = webs[c.key]
+        if web.mode == "replay" and (web.miss_rate is None or web.miss_rate > MAX_MISS_RATE):
+            shown = "unknown" if web.miss_rate is None else f"{web.miss_rate:.1%}"
+            reasons.append(
+                Reason(
+                    code="web_misses",
+                    message=f"replay miss rate {shown} ({web.n_misses} of {web.n_requests} "
+                    f"requests); at most {MAX_MISS_RATE:.0%}",
+                )
+            )
         unpinned = _unpinned_programs(c)
         if unpinned:
             reasons.append(

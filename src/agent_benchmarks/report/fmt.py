@@ -161,3 +161,19 @@ def not_results(group: SuiteComparison) -> str:
         f"{which} headline eligible (modes: {modes}); the reasons are listed under "
         "Headline eligibility."
     )
+
+
+def mode(row: StackRow) -> str:
+    """The run's mode, and the web it browsed when that was not the live web directly:
+    ``recorded · replay 1a2b3c4d5e6f · 0.4% misses (3/812)``."""
+    web = row.web
+    if web.mode == "record":
+        return f"{row.mode} · recording"
+    if web.mode != "replay":
+        return row.mode
+    misses = (
+        "misses unknown"
+        if web.miss_rate is None
+        else f"{web.miss_rate:.1%} misses ({web.n_misses}/{web.n_requests})"
+    )
+    return f"{row.mode} · replay {(web.archive_sha256 or 'unknown')[:12]} · {misses}"

@@ -246,7 +246,7 @@ def _scoreboard(group: SuiteComparison) -> str:
             [
                 f'<span style="color:{_color(i - 1)}">#{i}</span>',
                 e(row.key),
-                e(row.mode),
+                e(fmt.mode(row)),
                 f"{row.n_tasks} × {row.attempts_per_task_min}",
                 e(f"{row.n_successes}/{row.n_attempts} = {fmt.interval(row.success)}"),
                 e(fmt.tokens_per_success(row.tokens)),

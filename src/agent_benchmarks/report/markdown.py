@@ -65,7 +65,7 @@ def render_group(group: SuiteComparison, heading_level: int = 2) -> list[str]:
             [
                 numbers[row.key],
                 row.key,
-                row.mode,
+                fmt.mode(row),
                 f"{row.n_tasks} × {row.attempts_per_task_min}"
                 + (
                     f"–{row.attempts_per_task_max}"

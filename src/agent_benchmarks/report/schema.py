@@ -48,6 +48,8 @@ ReasonCode = Literal[
     "contaminated",
     "leak",
     "imported",
+    "web",
+    "web_misses",
     "too_few_attempts",
 ]
 
@@ -189,6 +191,15 @@ class StackDiagnostics(_Model):
     tools: list[ToolStats] = Field(default_factory=list)
 
 
+class WebSummary(_Model):
+    mode: str = "live"
+    archive_sha256: str | None = None
+    archive_path: str | None = None
+    n_requests: int | None = None
+    n_misses: int | None = None
+    miss_rate: float | None = None
+
+
 class StackRow(_Model):
     key: str  # unique within the report: the stack label (plus the run folder if repeated)
     stack: Stack
@@ -219,6 +230,9 @@ class StackRow(_Model):
     n_rows_with_refused_calls: int = 0
     n_refused_calls: int = 0
     leak: LeakAudit
+    # The web it browsed (--web): mode live, record or replay, and for a replay the
+    # archive's sha256 and the requests it could not answer (scores.json's web).
+    web: WebSummary = Field(default_factory=lambda: WebSummary())
     budgets: dict[str, float | str | None] = Field(default_factory=dict)  # "uncapped" or None
     eligibility: Eligibility
     composite: float | None = None

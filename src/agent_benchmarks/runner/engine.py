@@ -40,6 +40,7 @@ from agent_benchmarks.runner.progress import RunProgress
 from agent_benchmarks.runner.scratch import new_attempt_tmpdir, sweep_attempt_tmpdirs
 from agent_benchmarks.runner.session import TaskSession
 from agent_benchmarks.storage import PredictionsWriter
+from agent_benchmarks.web.service import ProxyFailed, WebProxy, web_details
 
 STDERR_TAIL_CHARS = 4000
 SCRUB_MAX_BYTES = 64 * 1024 * 1024
@@ -62,6 +63,8 @@ class AttemptRunner:
     # The suite's retry_empty_once, where the runner applies it: an attempt that answered
     # nothing, without timing out or a safety refusal, runs once more (--no-empty-retry).
     retry_empty: bool = False
+    # --web record|replay: the run's proxy over its web archive (None: the live web).
+    web: WebProxy | None = None
     # Wall time the agent processes themselves ran, summed (for the overhead benchmark).
     agent_seconds: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -112,6 +115,8 @@ class AttemptRunner:
         try:
             workdir.mkdir(parents=True, exist_ok=True)
             prepared = replace(self.session.prepare(task, key, workdir), tmpdir=tmpdir)
+            if self.web is not None:
+                prepared = replace(prepared, web=self.web.attempt())
             spec = replace(
                 self.backend.command(prepared),
                 timeout_s=self.timeout_s,
@@ -130,8 +135,16 @@ class AttemptRunner:
                 prediction, answer_details = None, {}
             else:
                 outcome = self.backend.outcome(prepared, result)
+                if self.web is not None and prepared.web is not None:
+                    outcome.web_requests = self.web.requests_of(prepared.web)
+                    outcome.details["web"] = web_details(self.web.mode, outcome.web_requests)
                 prediction, answer_details = self.session.finish(prepared, outcome)
             scrub_secrets(workdir)
+        except ProxyFailed as exc:  # the run's web is gone: infrastructure, retried on resume
+            outcome = AgentOutcome(
+                status="error", output="", error_class="web_proxy", error=str(exc)
+            )
+            prediction, answer_details, prepared = None, {}, None
         except Exception as exc:  # a harness fault on one task must not end the run
             outcome = AgentOutcome(
                 status="error",

@@ -47,6 +47,13 @@ from agent_benchmarks.scoring.scorecard import Grader, grade_and_report, read_ma
 from agent_benchmarks.spec import RUN_FIELDS, NoOptions, Options, RunSpec
 from agent_benchmarks.storage import PredictionsStream, current_task_id, write_json_atomic
 from agent_benchmarks.suite import SuiteDef, get_backend, get_suite, load_ref
+from agent_benchmarks.web.archive import WebArchive
+from agent_benchmarks.web.service import (
+    WEB_PROXY_DESCRIPTION,
+    ProxyFailed,
+    WebProxy,
+    rules_sha256,
+)
 
 # Selection fields: a resumed run keeps the manifest's task ids; given again, they must say
 # what the manifest's selection says.
@@ -142,6 +149,8 @@ class PreparedRun:
     prices: PriceTable
     grader: Grader | None
     empty_retry: bool
+    # --web record|replay: the archive (None: the live web).
+    web_archive: WebArchive | None = None
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -204,6 +213,9 @@ def prepare(spec: RunSpec, prog: str, argv: Sequence[str]) -> PreparedRun:
             "(localweb, without --provider) has a scripted model"
         )
     mode: Mode = "scaffold" if scripted_model or spec.scaffold else "live"
+    web_archive = _check_web(spec, prog)
+    if mode == "live" and spec.web == "replay":
+        mode = "recorded"  # a real model on the recorded web
     prices = load_price_table(Path(spec.prices) if spec.prices else None)
     resumed_settings = manifest.settings.get("backend", {}) if manifest is not None else None
     request = BuildRequest(spec, options, suite, scripted_model, resumed_settings)
@@ -275,6 +287,7 @@ def prepare(spec: RunSpec, prog: str, argv: Sequence[str]) -> PreparedRun:
         prices=prices,
         grader=grader,
         empty_retry=empty_retry,
+        web_archive=web_archive,
         warnings=warnings,
     )
 
@@ -311,7 +324,10 @@ def open_run(
     for warning in p.warnings:
         console.print(f"[yellow]warning:[/] {warning}")
     factory = session_factory(p)
-    with factory(p.suite, spec, p.mode, p.scripted_model, p.backend) as session:
+    with (
+        web_proxy(p) as web,
+        factory(p.suite, spec, p.mode, p.scripted_model, p.backend) as session,
+    ):
         sha, dirty = git_state()
         this_session = RunSession(
             started_at=utc_now(),
@@ -328,6 +344,10 @@ def open_run(
         else:
             _check_backend_unchanged(manifest, p.backend, p.run_dir)
             _check_prompt_unchanged(manifest, session, p.run_dir)
+            if web is not None:
+                manifest.settings.setdefault("web", {}).setdefault("sessions", []).append(
+                    web_settings(p, web)
+                )
         if executor_info is not None:
             manifest.settings.setdefault("executors", []).append(executor_info)
         manifest.sessions.append(this_session)
@@ -343,6 +363,7 @@ def open_run(
             prices=p.prices,
             price_model=None if getattr(p.backend, "prices_own_rows", False) else p.model,
             retry_empty=p.empty_retry,
+            web=web,
         )
         yield OpenRun(p, manifest, session, runner, this_session)
 
@@ -364,7 +385,63 @@ def close_run(run: OpenRun, outcome: RunOutcome) -> None:
     learned = getattr(run.prepared.backend, "learned_settings", None)
     if learned is not None:
         merge_learned(manifest.settings.setdefault("backend", {}), learned())
+    archive = run.prepared.web_archive
+    if archive is not None and run.prepared.spec.web == "record":
+        # What this session's recording left in the archive (a replay leaves it unchanged).
+        manifest.settings.setdefault("web", {})["archive_after"] = archive.describe()
     write_manifest(run.prepared.run_dir, manifest)
+
+
+def _check_web(spec: RunSpec, prog: str) -> WebArchive | None:
+    """The archive of ``--web record|replay``, checked; None for the live web."""
+    if spec.web in (None, "live"):
+        return None
+    assert spec.web_archive is not None
+    archive = WebArchive(Path(spec.web_archive))
+    if spec.web == "replay":
+        archive.check_replayable()
+    elif archive.root.exists() and not archive.root.is_dir():
+        raise InputError(f"--web record {archive.root}: not a folder")
+    return archive
+
+
+@contextmanager
+def web_proxy(p: PreparedRun) -> Iterator[WebProxy | None]:
+    """The run's recording or replaying proxy, for the life of the run (None: live)."""
+    if p.web_archive is None:
+        yield None
+        return
+    assert p.spec.web in ("record", "replay")
+    routing = getattr(p.backend, "web_routing", None)
+    if routing is None:
+        raise InputError(
+            f"--web {p.spec.web}: {p.prog} ({p.backend.name}) cannot send its browser's "
+            "traffic through the web archive's proxy"
+        )
+    try:
+        with WebProxy(p.spec.web, p.web_archive, host=p.spec.executor.service_host) as proxy:
+            yield proxy
+    except ProxyFailed as exc:
+        raise InputError(f"--web {p.spec.web} {p.web_archive.root}: {exc}") from None
+
+
+def web_manifest(p: PreparedRun) -> dict[str, Any]:
+    """``settings.web`` of a new run's manifest."""
+    if p.web_archive is None:
+        return {"mode": "live"}
+    return {
+        "mode": p.spec.web,
+        "archive": p.web_archive.describe(),
+        "proxy": WEB_PROXY_DESCRIPTION,
+        "routing": getattr(p.backend, "web_routing", None),
+        "rules_sha256": rules_sha256(),
+    }
+
+
+def web_settings(p: PreparedRun, web: WebProxy) -> dict[str, Any]:
+    """What a resumed session records of the archive it ran on."""
+    assert p.web_archive is not None
+    return {"mode": web.mode, "archive": p.web_archive.describe()}
 
 
 def make_executor(spec: RunSpec) -> Executor:
@@ -486,6 +563,7 @@ def _new_manifest(p: PreparedRun, session: TaskSession) -> Manifest:
             **({"isolation": p.definition.isolation} if p.definition.isolation else {}),
             "memory_cap": _memory_cap(spec.memory_max_mb),
             "empty_retry": _empty_retry(p.suite, p.definition, p.empty_retry),
+            "web": web_manifest(p),
         },
     )
 

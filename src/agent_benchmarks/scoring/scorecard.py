@@ -266,6 +266,50 @@ class _Final:
         return self.status not in INFRA_STATUSES
 
 
+class WebTotals:
+    """A recorded-web run's requests and misses, over every row (retried rows' too: their
+    requests went through the proxy as well), from each row's ``details.web``."""
+
+    def __init__(self) -> None:
+        self.modes: set[str] = set()
+        self.n_rows = 0
+        self.n_requests = 0
+        self.n_misses = 0
+        self.rows_with_misses = 0
+
+    def add(self, web: Any) -> None:
+        if not isinstance(web, dict):
+            return
+        self.modes.add(str(web.get("mode")))
+        self.n_rows += 1
+        self.n_requests += int(web.get("n_requests") or 0)
+        misses = int(web.get("n_misses") or 0)
+        self.n_misses += misses
+        self.rows_with_misses += misses > 0
+
+    def summary(self, manifest: Manifest | None) -> dict[str, Any] | None:
+        """``scores.json``'s ``web``: None for a run on the live web."""
+        settings = manifest.settings.get("web") if manifest is not None else None
+        mode = settings.get("mode") if isinstance(settings, dict) else None
+        if not self.n_rows and mode in (None, "live"):
+            return None
+        summary: dict[str, Any] = {
+            "mode": mode or "/".join(sorted(self.modes)),
+            "n_rows": self.n_rows,
+            "n_requests": self.n_requests,
+        }
+        if "replay" in (mode, *self.modes):
+            summary |= {
+                "n_misses": self.n_misses,
+                # Misses over every request the stack made: what the replay could not serve.
+                "miss_rate": round(self.n_misses / self.n_requests, 6) if self.n_requests else 0.0,
+                "rows_with_misses": self.rows_with_misses,
+            }
+        if isinstance(settings, dict) and "archive" in settings:
+            summary["archive"] = settings["archive"]
+        return summary
+
+
 class _Scorecard:
     """Reads rows once, in file order, keeping per (task, attempt) only its entry."""
 
@@ -283,6 +327,7 @@ class _Scorecard:
         self.batch_bytes = 0
         self.n_graded = 0
         self.n_graded_failed = 0
+        self.web = WebTotals()
 
     def add(self, row: PredictionRow, size: int = 0, where: tuple[int, int] | None = None):
         self.n_rows += 1
@@ -306,6 +351,8 @@ class _Scorecard:
         if usage.cost_usd is not None:
             self.costs.append(usage.cost_usd)
         self.n_estimated += usage.estimated
+        if "web" in row.details:
+            self.web.add(row.details["web"])
         key = (row.id, row.attempt)
         earlier = self.finals.get(key)
         if earlier is not None:
@@ -488,6 +535,7 @@ def _build_scores(
     all_usage = card.usage_totals()  # retried attempts cost money too
     superseded = card.superseded
     n_estimated = card.n_estimated
+    web = card.web.summary(manifest)
     del card
 
     # Every selected task belongs in the denominator, with or without a row.
@@ -600,6 +648,7 @@ def _build_scores(
         },
         warnings=warnings,
         provenance=provenance,
+        web=web,
         per_task=entries,
     )
 

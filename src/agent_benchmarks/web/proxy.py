@@ -10,8 +10,9 @@ ARCHIVE. Replay: every request is answered from ARCHIVE alone, and what it lacks
 
 Each attempt names itself as the proxy's user (``http://TOKEN:x@host:port``; browsers send
 it on plain requests and on CONNECT, so it covers HTTPS too). Each request the proxy
-answered is a line of ``LOG_DIR/TOKEN.jsonl``: method, URL, status, and whether the
-archive had it. The runner reads an attempt's file when the attempt ends.
+answered is a line of ``LOG_DIR/TOKEN.jsonl``: method, URL, status, whether the archive
+had it, and the request's cookie, content type and body. The runner reads an attempt's
+file when the attempt ends.
 
 Run as its own process: pywb runs on gevent, which patches the standard library.
 """
@@ -25,6 +26,7 @@ monkey.patch_all()
 
 import argparse  # noqa: E402
 import base64  # noqa: E402
+import io  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
 import re  # noqa: E402
@@ -35,12 +37,20 @@ from pathlib import Path  # noqa: E402
 import yaml  # noqa: E402
 from gevent.pywsgi import WSGIServer  # noqa: E402
 from pywb.apps.frontendapp import FrontEndApp  # noqa: E402
+from pywb.apps.rewriterapp import RewriterApp  # noqa: E402
 
+from agent_benchmarks.redact import redact_text  # noqa: E402
 from agent_benchmarks.web.archive import CA_NAME, COLLECTION, WebArchive  # noqa: E402
+from agent_benchmarks.web.service import RULES_FILE  # noqa: E402
 
 _TOKEN = re.compile(r"^[0-9a-f]{8,64}$")
 _ATTEMPT = "agent_benchmarks.attempt"
 _URL = "agent_benchmarks.url"
+_UNANSWERED = "agent_benchmarks.unanswered"
+_MAX_LOGGED_BODY = 1 << 20
+_CREDENTIAL_HEADERS = frozenset(
+    {"authorization", "proxy-authorization", "x-api-key", "x-goog-api-key", "api-key"}
+)
 NOT_FOUND_PAGE = (
     "<!doctype html><html><head><title>Not in the web archive</title></head><body>"
     "<h1>404 Not Found</h1><p>This page is not in the recorded web archive this run "
@@ -48,12 +58,28 @@ NOT_FOUND_PAGE = (
 )
 
 
+class _MissMarkingRewriter(RewriterApp):
+    """pywb's replay, marking a request it could not answer (not in the archive, or the
+    live fetch failed while recording) on the request itself."""
+
+    def handle_error(self, environ, wbe):
+        environ[_UNANSWERED] = True
+        return super().handle_error(environ, wbe)
+
+
 class ArchiveProxy(FrontEndApp):
     """pywb's front end, told which attempt each request belongs to and logging each."""
+
+    REWRITER_APP_CLS = _MissMarkingRewriter
 
     def __init__(self, config_file: str, log_dir: Path):
         self.log_dir = log_dir
         super().__init__(config_file=config_file)
+
+    def init_recorder(self, recorder_config):
+        super().init_recorder(recorder_config)
+        if self.recorder is not None:
+            self.recorder.writer.header_filter = _kept_header
 
     def __call__(self, environ, start_response):
         # Outside wsgiprox: the Proxy-Authorization of a plain request or of a CONNECT,
@@ -69,14 +95,17 @@ class ArchiveProxy(FrontEndApp):
         url = environ.get(_URL)
         if url is None:  # not a proxied request (pywb's own pages)
             return super().handle_request(environ, start_response)
-        seen: dict[str, object] = {}
+        seen: dict[str, object] = {"request": _request_of(environ)}
 
         def recording_start_response(status, headers, exc_info=None):
             seen["status"] = int(status.split(" ", 1)[0])
-            seen["archived"] = any(name.lower() == "memento-datetime" for name, _ in headers)
             return start_response(status, headers, exc_info)
 
         body = super().handle_request(environ, recording_start_response)
+        # Answered from the archive (or, recording, from the live site): pywb's own error
+        # path was not taken. Not its Memento-Datetime header: pywb leaves that out of a
+        # fetch()'s response (Sec-Fetch-Mode: cors).
+        seen["archived"] = not environ.get(_UNANSWERED)
         self._log(environ, url, seen)
         return body
 
@@ -87,9 +116,38 @@ class ArchiveProxy(FrontEndApp):
             "url": url,
             "status": seen.get("status"),
             "archived": bool(seen.get("archived")),
+            **seen["request"],
         }
         with open(self.log_dir / f"{token}.jsonl", "a", encoding="utf-8") as fh:
             fh.write(json.dumps(line) + "\n")
+
+
+def _kept_header(header: tuple[str, str]) -> tuple[str, str] | None:
+    """Headers the archive keeps: not credentials (an API key a stack's search call sent,
+    a proxy or site login), and none whose value is a secret of this environment."""
+    name, value = header
+    if name.lower() in _CREDENTIAL_HEADERS:
+        return None
+    if redact_text(value) != value:
+        return None
+    return header
+
+
+def _request_of(environ) -> dict[str, object]:
+    """What a suite may need to re-enact the request on its own site (localweb rebuilds the
+    state a replayed episode left, see localweb/session.py): its cookie, content type and
+    body. Read here, the body is put back for pywb. The log is the runner's, in its private
+    temp folder, read and deleted when the attempt ends; rows keep none of it."""
+    request: dict[str, object] = {}
+    for key, name in (("HTTP_COOKIE", "cookie"), ("CONTENT_TYPE", "content_type")):
+        if environ.get(key):
+            request[name] = environ[key]
+    length = int(environ.get("CONTENT_LENGTH") or 0)
+    if length > 0:
+        body = environ["wsgi.input"].read(length)
+        environ["wsgi.input"] = io.BytesIO(body)
+        request["body"] = base64.b64encode(body[:_MAX_LOGGED_BODY]).decode("ascii")
+    return request
 
 
 def _attempt_of(header: str) -> str | None:
@@ -122,8 +180,7 @@ def configure(archive: WebArchive, recording: bool) -> Path:
     for folder in (archive.warc_dir, archive.index_dir, root / "ca", root / "templates"):
         folder.mkdir(parents=True, exist_ok=True)
     (root / "templates" / "not_found.html").write_text(NOT_FOUND_PAGE)
-    project_rules = Path(__file__).with_name("rules.yaml")
-    (root / "rules.yaml").write_text(rules_yaml(project_rules))
+    (root / "rules.yaml").write_text(rules_yaml(RULES_FILE))
     config = {
         # The archive's collection is found in collections/ (pywb records only into such
         # a collection); the live web is one only while recording.

@@ -3,6 +3,7 @@ by every attempt, each attempt naming itself so its requests and misses are its 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import subprocess
@@ -15,6 +16,20 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agent_benchmarks.web.archive import WebArchive
+
+# What the manifest says did the proxying, the recording and the replay matching.
+WEB_PROXY_DESCRIPTION = (
+    "pywb proxy mode: wsgiprox TLS interception with the archive's own CA, pywb's recorder "
+    "writing WARC through warcio, pywb's replay with its fuzzy rules after the project's "
+    "(agent_benchmarks/web/rules.yaml); a request the archive cannot answer is a 404 and a miss"
+)
+RULES_FILE = Path(__file__).with_name("rules.yaml")
+
+
+def rules_sha256() -> str:
+    """The project's replay rules, as a manifest identifies them."""
+    return hashlib.sha256(RULES_FILE.read_bytes()).hexdigest()
+
 
 WebMode = Literal["record", "replay"]
 _START_TIMEOUT_S = 60.0
@@ -125,3 +140,21 @@ class WebProxy:
 def misses(requests: list[dict[str, Any]]) -> list[str]:
     """The URLs a replay could not answer from the archive (each once, in order)."""
     return list(dict.fromkeys(r["url"] for r in requests if not r.get("archived")))
+
+
+# A row lists at most this many missed URLs (n_misses counts them all).
+MAX_LISTED_MISSES = 50
+
+
+def web_details(mode: WebMode, requests: list[dict[str, Any]]) -> dict[str, Any]:
+    """``details.web`` of a row: how many requests went through the proxy and, replaying,
+    those the archive could not answer (a miss: the stack was shown a 404 instead)."""
+    details: dict[str, Any] = {"mode": mode, "n_requests": len(requests)}
+    if mode == "replay":
+        missed = [r for r in requests if not r.get("archived")]
+        details["n_misses"] = len(missed)
+        details["misses"] = misses(missed)[:MAX_LISTED_MISSES]
+    else:
+        # Recording: what the live web refused or failed (the archive keeps it as it came).
+        details["n_failed"] = sum(1 for r in requests if (r.get("status") or 0) >= 500)
+    return details

@@ -10,10 +10,12 @@ to the ``default`` task.
 from __future__ import annotations
 
 import contextlib
+import http.client
 import json
 import random
 import re
 import secrets
+import ssl
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -119,11 +121,23 @@ class LocalSite(BackgroundHTTPServer):
     ...     site.requests_for("t1"), site.cart("t1"), site.form_submissions("t1")
     """
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, faults: Faults | None = None):
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        faults: Faults | None = None,
+        tls: ssl.SSLContext | None = None,
+        advertised: str | None = None,
+    ):
         super().__init__()
         self.host = host
         self.port = port
         self.faults = faults or Faults()
+        self.tls = tls  # serve HTTPS with this context (None: plain HTTP)
+        # The base URL its pages are addressed by when that is not where it listens: a
+        # replayed run's URLs are the recorded ones, and this instance only re-enacts what
+        # the agent sent (:meth:`reenact`).
+        self.advertised = advertised
         self._lock = threading.Lock()
         self._log: list[RequestRecord] = []
         self._tasks: dict[str, _TaskState] = {}
@@ -136,13 +150,39 @@ class LocalSite(BackgroundHTTPServer):
         server = _Server((self.host, self.port), _Handler)
         server.site = self
         self.port = server.server_address[1]
+        if self.tls is not None:
+            server.socket = self.tls.wrap_socket(server.socket, server_side=True)
         return server
 
     # --- URLs and tasks -------------------------------------------------------------------
     @property
+    def listening_url(self) -> str:
+        """Where it listens: ``http(s)://HOST:PORT``; valid once started."""
+        return f"{'https' if self.tls else 'http'}://{self.host}:{self.port}"
+
+    @property
     def base_url(self) -> str:
-        """``http://HOST:PORT`` (no trailing slash); valid once started."""
-        return f"http://{self.host}:{self.port}"
+        """``http(s)://HOST:PORT`` its pages are addressed by (no trailing slash)."""
+        return self.advertised or self.listening_url
+
+    def reenact(self, method: str, url: str, headers: dict[str, str], body: bytes) -> None:
+        """Send this site a request the agent sent to :attr:`base_url` (answered elsewhere,
+        from a web archive), so its log, carts and forms are what that request would have
+        made of them. A URL off the site is ignored."""
+        if not url.startswith(self.base_url + "/"):
+            return
+        path = url[len(self.base_url) :]
+        split = urlsplit(self.listening_url)
+        connection_type = http.client.HTTPSConnection if self.tls else http.client.HTTPConnection
+        kwargs: dict[str, Any] = {"timeout": 30}
+        if self.tls is not None:
+            kwargs["context"] = ssl._create_unverified_context()  # itself, on loopback
+        connection = connection_type(split.hostname, split.port, **kwargs)
+        try:
+            connection.request(method, path, body=body or None, headers=headers)
+            connection.getresponse().read()
+        finally:
+            connection.close()
 
     def task_url(self, task_id: str = DEFAULT_TASK, path: str = "/") -> str:
         """Absolute URL of ``path`` (a site path such as ``"/products?page=2"``) for a task."""

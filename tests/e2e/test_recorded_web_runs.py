@@ -1,0 +1,150 @@
+"""``--web record`` then ``--web replay`` through the real runner: ``localweb-run`` with the
+REAL lightpanda agent (its model the scripted oracle), the site over HTTP and over HTTPS (a
+trustme certificate), recorded into a WARC archive by pywb, then replayed with no network
+but loopback (a network namespace of its own) and nothing listening where the site was but
+a counter.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import trustme
+
+from agent_benchmarks.records import Manifest, PredictionRow, Scores
+from agent_benchmarks.web.archive import WebArchive
+from tests.e2e.offline import offline_argv
+from tests.support import REPO, run_cli
+
+pytestmark = pytest.mark.e2e
+
+# Read-only pages, a page whose numbers a script fetches, a cart and a form (POST bodies
+# matched on replay), and a task whose page only a later run visits (left out: a miss).
+RECORDED = "home-links,deal-price,add-to-cart,enquiry-submit,pagination-item"
+LEFT_OUT = "catalogue-price"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _rows(run_dir: Path) -> dict[str, PredictionRow]:
+    lines = (run_dir / "predictions.jsonl").read_text().splitlines()
+    return {row.id: row for row in map(PredictionRow.model_validate_json, lines)}
+
+
+def _pages(site: dict[str, list[dict[str, str]]]) -> set[tuple[str, str, int]]:
+    return {
+        (r["method"], r["path"], r["status"])
+        for r in site["requests"]
+        if not r["path"].startswith(("/static/", "/api/"))
+    }
+
+
+def _scores(run_dir: Path) -> Scores:
+    return Scores.model_validate_json((run_dir / "scores.json").read_text())
+
+
+@pytest.fixture(params=["http", "https"])
+def site_flags(request: pytest.FixtureRequest, tmp_path: Path) -> list[str]:
+    """The localweb site's flags: a fixed port, and for HTTPS a trustme certificate."""
+    flags = ["--site-port", str(_free_port())]
+    if request.param == "https":
+        pem = tmp_path / "site.pem"
+        trustme.CA().issue_cert("127.0.0.1").private_key_and_cert_chain_pem.write_to_path(pem)
+        flags += ["--site-tls", str(pem)]
+    return flags
+
+
+def test_a_localweb_run_recorded_replays_offline_with_the_same_answers_and_scores(
+    site_flags: list[str], tmp_path: Path
+) -> None:
+    archive = tmp_path / "archive"
+    recorded_dir, replayed_dir = tmp_path / "recorded", tmp_path / "replayed"
+    common = ["--workers", "2", *site_flags]
+
+    done = run_cli(
+        "localweb-run", "--web", "record", str(archive), "--out-dir", str(recorded_dir),
+        "--task-ids", RECORDED, *common, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    recorded = _rows(recorded_dir)
+    assert all(r.details["web"]["mode"] == "record" for r in recorded.values())
+    assert all(r.details["web"]["n_requests"] > 0 for r in recorded.values())
+    scheme = "https" if "--site-tls" in site_flags else "http"
+    assert all(r.details["start_url"].startswith(f"{scheme}://") for r in recorded.values())
+    manifest = Manifest.model_validate_json((recorded_dir / "manifest.json").read_text())
+    web = manifest.settings["web"]
+    assert web["mode"] == "record" and web["archive"]["n_warcs"] == 0
+    described = WebArchive(archive).describe()
+    assert web["archive_after"] == described and described["n_warcs"] >= 1
+
+    # The recording run is over: its site is gone. Replay with no network but loopback,
+    # a counter listening where the site was, and one task the archive never saw.
+    port = int(site_flags[site_flags.index("--site-port") + 1])
+    command = [
+        str(Path(sys.executable).parent / "localweb-run"),
+        "--web", "replay", str(archive), "--out-dir", str(replayed_dir),
+        "--task-ids", f"{RECORDED},{LEFT_OUT}", *common,
+    ]  # fmt: skip
+    offline = subprocess.run(
+        offline_argv((port,), command), capture_output=True, text=True, cwd=REPO, timeout=300
+    )
+    report = json.loads(offline.stdout.strip().splitlines()[-1])
+    assert report["returncode"] == 0, offline.stderr[-3000:]
+    assert report["bypass"] == 0  # nothing reached the site's address but through the proxy
+
+    replayed = _rows(replayed_dir)
+    for task_id, row in recorded.items():
+        again = replayed[task_id]
+        assert again.prediction == row.prediction, task_id
+        site, site_then = again.details["site"], row.details["site"]
+        assert (site["cart"], site["forms"]) == (site_then["cart"], site_then["forms"]), task_id
+        # The pages the agent opened reached the site (their resources and a script's
+        # fetches still in flight when the agent ended may or may not have).
+        assert _pages(site) == _pages(site_then), task_id
+        assert again.details["web"]["n_misses"] == 0, again.details["web"]
+    left_out = replayed[LEFT_OUT].details["web"]
+    assert left_out["n_misses"] >= 1
+    assert left_out["misses"][0].startswith(f"{scheme}://127.0.0.1:{port}/t/{LEFT_OUT}.a1/")
+
+    before, after = _scores(recorded_dir), _scores(replayed_dir)
+    correct = {e.id: e.correct for e in after.per_task}
+    assert {e.id: e.correct for e in before.per_task} == {
+        k: v for k, v in correct.items() if k != LEFT_OUT
+    }
+    assert all(correct[t] for t in RECORDED.split(","))
+    assert correct[LEFT_OUT] is False
+    assert after.web is not None and after.web["mode"] == "replay"
+    assert after.web["n_misses"] == left_out["n_misses"] and after.web["rows_with_misses"] == 1
+    assert after.web["archive"]["sha256"] == described["sha256"]
+
+    manifest = Manifest.model_validate_json((replayed_dir / "manifest.json").read_text())
+    assert manifest.mode == "scaffold"  # the oracle played the model; with one: recorded
+    assert manifest.settings["web"]["mode"] == "replay"
+    assert manifest.settings["session"]["site"]["replayed"]
+    # Replay wrote nothing into the archive.
+    assert WebArchive(archive).describe() == described
+
+    # The CA went to the agent as a flag (--ca-cert), never into a trust store.
+    cert = WebArchive(archive).ca_cert.read_text().strip()
+    store = Path("/etc/ssl/certs/ca-certificates.crt")
+    assert not store.exists() or cert not in store.read_text()
+
+
+def test_replaying_an_empty_archive_or_a_stack_that_cannot_be_routed_is_refused(
+    tmp_path: Path,
+) -> None:
+    done = run_cli("localweb-run", "--web", "replay", str(tmp_path / "none"))
+    assert done.returncode == 2 and "no such archive folder" in done.stderr
+    done = run_cli("localweb-run", "--web", "record")
+    assert done.returncode == 2 and "--web record needs one archive folder" in done.stderr
+    done = run_cli("localweb-ab-run", "--web", "record", str(tmp_path / "a"))
+    assert done.returncode == 2 and "cannot send its browser's traffic" in done.stderr
