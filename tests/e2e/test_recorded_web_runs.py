@@ -63,15 +63,25 @@ def site_flags(request: pytest.FixtureRequest, tmp_path: Path) -> list[str]:
     return flags
 
 
+# The run commands whose browser is routed through the proxy: the native Lightpanda agent,
+# and Claude Code driving `lightpanda mcp`.
+RUNNERS = {
+    "native": ["localweb-run"],
+    "claude-mcp": ["localweb-mcp-run", "--backend", "lightpanda"],
+}
+
+
+@pytest.mark.parametrize("runner", list(RUNNERS))
 def test_a_localweb_run_recorded_replays_offline_with_the_same_answers_and_scores(
-    site_flags: list[str], tmp_path: Path
+    runner: str, site_flags: list[str], tmp_path: Path
 ) -> None:
     archive = tmp_path / "archive"
     recorded_dir, replayed_dir = tmp_path / "recorded", tmp_path / "replayed"
-    common = ["--workers", "2", *site_flags]
+    script, *runner_flags = RUNNERS[runner]
+    common = ["--workers", "2", *site_flags, *runner_flags]
 
     done = run_cli(
-        "localweb-run", "--web", "record", str(archive), "--out-dir", str(recorded_dir),
+        script, "--web", "record", str(archive), "--out-dir", str(recorded_dir),
         "--task-ids", RECORDED, *common, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
@@ -90,7 +100,7 @@ def test_a_localweb_run_recorded_replays_offline_with_the_same_answers_and_score
     # a counter listening where the site was, and one task the archive never saw.
     port = int(site_flags[site_flags.index("--site-port") + 1])
     command = [
-        str(Path(sys.executable).parent / "localweb-run"),
+        str(Path(sys.executable).parent / script),
         "--web", "replay", str(archive), "--out-dir", str(replayed_dir),
         "--task-ids", f"{RECORDED},{LEFT_OUT}", *common,
     ]  # fmt: skip
