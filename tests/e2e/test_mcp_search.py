@@ -8,6 +8,7 @@ the allowed tools; and the Tavily key (a stand-in value) is in no file of the ru
 
 from __future__ import annotations
 
+import gzip
 import os
 import re
 import uuid
@@ -21,6 +22,7 @@ from agent_benchmarks.localweb.tavily import TavilyStandIn
 from agent_benchmarks.records import Manifest, PredictionRow
 from agent_benchmarks.search import BASE_URL_ENV, SEARCH_PARAMETERS
 from agent_benchmarks.search.server import format_results
+from agent_benchmarks.web.archive import WebArchive
 from tests.fixtures.record import CapturingServer
 from tests.support import left_running, run_cli
 
@@ -235,3 +237,48 @@ def test_none_offers_no_search_at_all(gaia_file: Path, tmp_path: Path) -> None:
     assert settings["backend"]["search_setting"] == "none"
     assert "search" in settings["backend"]["excluded_tools"]
     assert "search" not in settings["backend"]["allowed_tools"]
+
+
+def test_web_search_calls_are_recorded_without_the_key_and_replayed(
+    gaia_file: Path, tmp_path: Path
+) -> None:
+    """``--web record``: the web_search server's Tavily call and the page opened go through
+    the proxy into the archive, which keeps no trace of the key; ``--web replay`` with
+    Tavily and the site stopped gives the agent the same results and page, zero misses."""
+    archive = tmp_path / "archive"
+    env = {k: "" for k in os.environ if k.endswith("_API_KEY")}
+    env |= {"TAVILY_API_KEY": KEY, "ANTHROPIC_API_KEY": API_KEY}
+    runs = {}
+    with LocalSite() as site:
+        # The local page first, so the agent opens what the recording can reach.
+        results = _results(site.task_url("searched", "/catalogue"))[1:]
+        with TavilyStandIn(lambda query: results, api_key=KEY) as tavily:
+            tavily_url = tavily.base_url
+            with CapturingServer(lambda _: SearchThenOpen("goto")) as model:
+                runs["record"] = _mcp_run(
+                    gaia_file, tmp_path / "recorded", f"{model.root_url}/task/{{task_id}}",
+                    "tavily", env | {BASE_URL_ENV: tavily_url}, "--web", "record", str(archive),
+                )  # fmt: skip
+            assert len(tavily.requests) == 1
+    # Tavily and the site are gone; the same search and page come from the archive.
+    with CapturingServer(lambda _: SearchThenOpen("goto")) as model:
+        runs["replay"] = _mcp_run(
+            gaia_file, tmp_path / "replayed", f"{model.root_url}/task/{{task_id}}",
+            "tavily", env | {BASE_URL_ENV: tavily_url}, "--web", "replay", str(archive),
+        )  # fmt: skip
+    rows = {}
+    for mode, proc in runs.items():
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        run_dir = tmp_path / ("recorded" if mode == "record" else "replayed")
+        (line,) = (run_dir / "predictions.jsonl").read_text().splitlines()
+        rows[mode] = PredictionRow.model_validate_json(line)
+    recorded, replayed = rows["record"], rows["replay"]
+    assert replayed.prediction == recorded.prediction == "3"
+    assert [c.output for c in replayed.trace] == [c.output for c in recorded.trace]
+    assert replayed.trace[0].output == format_results(results)
+    assert '"httpStatus":200,"title":"Catalogue' in (replayed.trace[1].output or "")
+    assert replayed.details["web"]["n_misses"] == 0
+    assert replayed.details["web"]["n_requests"] == recorded.details["web"]["n_requests"] >= 2
+    # The key went to Tavily as a header when recording; the archive kept no copy of it.
+    for warc in WebArchive(archive).warcs():
+        assert KEY.encode() not in gzip.decompress(warc.read_bytes())

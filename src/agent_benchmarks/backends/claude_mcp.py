@@ -451,7 +451,7 @@ class ClaudeMcpBackend:
         allowed = [f"mcp__{SERVER_NAME}__{tool}" for tool in s.allowed_tools]
         if s.search_setting == "tavily":
             config["mcpServers"][SEARCH_SERVER_NAME] = web_search_server(
-                prepared.workdir / SEARCH_LOG, prepared.block_urls, s.search_base_url
+                prepared.workdir / SEARCH_LOG, prepared.block_urls, s.search_base_url, prepared.web
             )
             allowed.append(WEB_SEARCH_TOOL)
         denied = [t for t in BUILT_IN_TOOLS if t not in s.built_in_tools]
@@ -562,13 +562,23 @@ def price_run(run: ClaudeRun, prices: PriceTable) -> tuple[float | None, str | N
     return None, None
 
 
-def web_search_server(log: Path, blocked: tuple[str, ...], base_url: str | None) -> dict[str, Any]:
+def web_search_server(
+    log: Path, blocked: tuple[str, ...], base_url: str | None, web: AttemptWeb | None = None
+) -> dict[str, Any]:
     """The mcp-config entry of the web_search server. Its key is not in it (the entry is
     on Claude Code's command line): the server inherits TAVILY_API_KEY from Claude Code's
-    environment, as every MCP server inherits it."""
+    environment, as every MCP server inherits it. With ``web``, its Tavily calls go through
+    the recording or replaying proxy (tavily-python's proxy variables, and the archive's CA
+    as requests' trust store: every HTTPS call it makes is the proxy's)."""
     env = {LOG_ENV: str(log), BLOCK_ENV: json.dumps(list(blocked))}
     if base_url is not None:
         env[BASE_URL_ENV] = base_url
+    if web is not None:
+        env |= {
+            "TAVILY_HTTP_PROXY": web.proxy_url,
+            "TAVILY_HTTPS_PROXY": web.proxy_url,
+            "REQUESTS_CA_BUNDLE": str(web.ca_cert),
+        }
     return {
         "type": "stdio",
         "command": sys.executable,
@@ -716,9 +726,11 @@ def build(request: BuildRequest) -> ClaudeMcpBackend:
                 f"--search tavily needs {KEY_ENV} in the environment (the web_search server "
                 "asks Tavily with it)"
             )
-        problem = key_problem(os.environ[KEY_ENV], os.environ.get(BASE_URL_ENV) or None)
-        if problem is not None:
-            raise InputError(f"--search tavily: {problem}")
+        # Replaying, the archive answers the searches: Tavily is never asked.
+        if spec.web != "replay":
+            problem = key_problem(os.environ[KEY_ENV], os.environ.get(BASE_URL_ENV) or None)
+            if problem is not None:
+                raise InputError(f"--search tavily: {problem}")
     settings, definition, versions, _ = _surface(request)
     auth = options.auth or "subscription"
     model = spec.model or DEFAULT_MODEL
