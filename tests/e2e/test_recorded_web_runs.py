@@ -1,16 +1,21 @@
 """``--web record`` then ``--web replay`` through the real runner: ``localweb-run`` with the
-REAL lightpanda agent (its model the scripted oracle), the site over HTTP and over HTTPS (a
-trustme certificate), recorded into a WARC archive by pywb, then replayed with no network
-but loopback (a network namespace of its own) and nothing listening where the site was but
-a counter.
+REAL lightpanda agent, and ``localweb-mcp-run`` with the REAL Claude Code driving `lightpanda
+mcp` and agent-browser on Debian's Chromium (their model the scripted oracle), the site over
+HTTP and over HTTPS (a trustme certificate), recorded into a WARC archive by pywb, then
+replayed with no network but loopback (a network namespace of its own) and nothing
+listening where the site was but a counter.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import socket
+import ssl
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -52,43 +57,69 @@ def _scores(run_dir: Path) -> Scores:
     return Scores.model_validate_json((run_dir / "scores.json").read_text())
 
 
-@pytest.fixture(params=["http", "https"])
-def site_flags(request: pytest.FixtureRequest, tmp_path: Path) -> list[str]:
+def _site_flags(scheme: str, tmp_path: Path) -> list[str]:
     """The localweb site's flags: a fixed port, and for HTTPS a trustme certificate."""
     flags = ["--site-port", str(_free_port())]
-    if request.param == "https":
+    if scheme == "https":
         pem = tmp_path / "site.pem"
         trustme.CA().issue_cert("127.0.0.1").private_key_and_cert_chain_pem.write_to_path(pem)
         flags += ["--site-tls", str(pem)]
     return flags
 
 
-# The run commands whose browser is routed through the proxy: the native Lightpanda agent,
-# and Claude Code driving `lightpanda mcp`.
+# Each stack's run command; every stack routes its browser through the proxy.
 RUNNERS = {
     "native": ["localweb-run"],
     "claude-mcp": ["localweb-mcp-run", "--backend", "lightpanda"],
+    "claude-mcp-chromium": ["localweb-mcp-run", "--backend", "agent-browser"],
+    "claude-mcp-ab-lightpanda": ["localweb-mcp-run", "--backend", "agent-browser-lightpanda"],
+    "claude-mcp-browser-use": ["localweb-mcp-run", "--backend", "browser-use"],
+    "ab-chat-chromium": ["localweb-ab-run"],
+    "ab-chat-lightpanda": ["localweb-ab-run", "--engine", "lightpanda"],
 }
+# Both schemes for the native agent and the first Chromium stack; one each for the others.
+CASES = [
+    ("native", "http"),
+    ("native", "https"),
+    ("claude-mcp", "https"),
+    ("claude-mcp-chromium", "http"),
+    ("claude-mcp-chromium", "https"),
+    ("claude-mcp-ab-lightpanda", "https"),
+    ("claude-mcp-browser-use", "https"),
+    ("ab-chat-chromium", "http"),
+    ("ab-chat-lightpanda", "https"),
+]
 
 
-@pytest.mark.parametrize("runner", list(RUNNERS))
+def _holding(root: Path, der: bytes) -> list[Path]:
+    """NSS certificate databases under ``root`` that hold the certificate ``der`` (the
+    sqlite file keeps it as it is)."""
+    return [db for db in root.rglob("cert9.db") if der in db.read_bytes()]
+
+
+@pytest.mark.parametrize(("runner", "scheme"), CASES, ids=[f"{r}-{s}" for r, s in CASES])
 def test_a_localweb_run_recorded_replays_offline_with_the_same_answers_and_scores(
-    runner: str, site_flags: list[str], tmp_path: Path
+    runner: str, scheme: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
+    site_flags = _site_flags(scheme, tmp_path)
     archive = tmp_path / "archive"
     recorded_dir, replayed_dir = tmp_path / "recorded", tmp_path / "replayed"
     script, *runner_flags = RUNNERS[runner]
     common = ["--workers", "2", *site_flags, *runner_flags]
+    # The runs' temp folders (the attempts' private HOMEs, the proxy's NSS database), to
+    # find any trust store left behind; short, for agent-browser's socket paths.
+    temp = Path(tempfile.mkdtemp(prefix="webrun-"))
+    request.addfinalizer(lambda: shutil.rmtree(temp, ignore_errors=True))
+    env = {"TMPDIR": str(temp)}
 
     done = run_cli(
         script, "--web", "record", str(archive), "--out-dir", str(recorded_dir),
-        "--task-ids", RECORDED, *common, timeout=300,
+        "--task-ids", RECORDED, *common, env=env, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     recorded = _rows(recorded_dir)
     assert all(r.details["web"]["mode"] == "record" for r in recorded.values())
     assert all(r.details["web"]["n_requests"] > 0 for r in recorded.values())
-    scheme = "https" if "--site-tls" in site_flags else "http"
     assert all(r.details["start_url"].startswith(f"{scheme}://") for r in recorded.values())
     manifest = Manifest.model_validate_json((recorded_dir / "manifest.json").read_text())
     web = manifest.settings["web"]
@@ -105,7 +136,12 @@ def test_a_localweb_run_recorded_replays_offline_with_the_same_answers_and_score
         "--task-ids", f"{RECORDED},{LEFT_OUT}", *common,
     ]  # fmt: skip
     offline = subprocess.run(
-        offline_argv((port,), command), capture_output=True, text=True, cwd=REPO, timeout=300
+        offline_argv((port,), command),
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=os.environ | env,
+        timeout=300,
     )
     report = json.loads(offline.stdout.strip().splitlines()[-1])
     assert report["returncode"] == 0, offline.stderr[-3000:]
@@ -143,18 +179,20 @@ def test_a_localweb_run_recorded_replays_offline_with_the_same_answers_and_score
     # Replay wrote nothing into the archive.
     assert WebArchive(archive).describe() == described
 
-    # The CA went to the agent as a flag (--ca-cert), never into a trust store.
+    # The CA went to Lightpanda as a flag (--ca-cert), to Chromium in an NSS database in
+    # the attempt's private HOME; none is left after the runs, and no system store has it.
     cert = WebArchive(archive).ca_cert.read_text().strip()
     store = Path("/etc/ssl/certs/ca-certificates.crt")
     assert not store.exists() or cert not in store.read_text()
+    der = ssl.PEM_cert_to_DER_cert(cert)
+    assert not _holding(temp, der) and not _holding(recorded_dir, der)
+    assert not _holding(replayed_dir, der)
+    assert not _holding(Path.home() / ".pki", der)
+    assert not list(temp.iterdir())  # every attempt's and the proxy's folder is gone
 
 
-def test_replaying_an_empty_archive_or_a_stack_that_cannot_be_routed_is_refused(
-    tmp_path: Path,
-) -> None:
+def test_replaying_no_archive_or_recording_without_one_is_refused(tmp_path: Path) -> None:
     done = run_cli("localweb-run", "--web", "replay", str(tmp_path / "none"))
     assert done.returncode == 2 and "no such archive folder" in done.stderr
     done = run_cli("localweb-run", "--web", "record")
     assert done.returncode == 2 and "--web record needs one archive folder" in done.stderr
-    done = run_cli("localweb-ab-run", "--web", "record", str(tmp_path / "a"))
-    assert done.returncode == 2 and "cannot send its browser's traffic" in done.stderr

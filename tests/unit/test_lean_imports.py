@@ -87,13 +87,15 @@ def test_help_loads_only_its_own_backend_and_no_heavy_library(command: str) -> N
         "webbench__chat": "agent_benchmarks.backends.agent_browser_chat",
     }[command]
     assert own in backends
-    # What the backends share: Lightpanda's binary checks and trace, the MCP stream parser.
+    # What the backends share: Lightpanda's binary checks and trace, the MCP stream parser,
+    # the stacks' routing through a recorded web's proxy.
     assert backends - {own} <= {
         "agent_benchmarks.backends.base",
         "agent_benchmarks.backends.lightpanda",
         "agent_benchmarks.backends.lightpanda_trace",
         "agent_benchmarks.backends.programs",
         "agent_benchmarks.backends.claude_stream",
+        "agent_benchmarks.backends.web_routing",
     }, backends
     assert not HEAVY & set(loaded["top"]), HEAVY & set(loaded["top"])
 

@@ -4,15 +4,17 @@ the headers the archive keeps, and a logged request as localweb re-enacts it."""
 from __future__ import annotations
 
 import base64
+import re
 
 import pytest
+import yaml
 
 from agent_benchmarks.commands.args import web_of
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.localweb.session import reenacted
 from agent_benchmarks.records import Manifest
 from agent_benchmarks.scoring.scorecard import WebTotals
-from agent_benchmarks.web.service import MAX_LISTED_MISSES, web_details
+from agent_benchmarks.web.service import MAX_LISTED_MISSES, RULES_FILE, web_details
 
 
 def test_the_web_flag_takes_a_mode_and_for_record_or_replay_one_archive(tmp_path) -> None:
@@ -46,6 +48,40 @@ def test_a_replayed_rows_details_list_its_misses_each_once_and_at_most_fifty() -
     assert details["misses"][:2] == ["http://a/x", "http://a/m0"]
     recorded = web_details("record", [_request("http://a/1", True, 503), requests[0]])
     assert recorded == {"mode": "record", "n_requests": 2, "n_failed": 1}
+
+
+def test_the_browsers_own_requests_are_counted_apart_never_as_browsing_or_misses() -> None:
+    own = _request("https://accounts.google.com/ListAccounts?gpsia=1", False, 403)
+    own["browser_own"] = True
+    requests = [own, _request("http://a/1", True), _request("http://a/x", False), own]
+    details = web_details("replay", requests)
+    assert details == {
+        "mode": "replay",
+        "n_requests": 2,
+        "n_browser_own": 2,
+        "n_misses": 1,
+        "misses": ["http://a/x"],
+    }
+    assert web_details("record", [own])["n_requests"] == 0
+
+
+def test_the_project_rules_name_chromiums_background_requests_and_no_search() -> None:
+    rules = yaml.safe_load(RULES_FILE.read_text())
+    own = re.compile("|".join(f"(?:{p})" for p in rules["browser_own"]))
+    for url in (
+        "https://accounts.google.com/ListAccounts?gpsia=1&source=ChromiumBrowser",
+        "https://update.googleapis.com/service/update2/json?cup2key=x",
+        "http://clients2.google.com/time/1/current?cup2key=x",
+        "https://start.duckduckgo.com/",
+    ):
+        assert own.match(url), url
+    for url in (
+        "https://accounts.google.com/signin",
+        "https://start.duckduckgo.com/?q=lightpanda",
+        "https://duckduckgo.com/html/?q=x",
+        "http://127.0.0.1:8931/t/home-links.a1/",
+    ):
+        assert not own.match(url), url
 
 
 def _manifest(web: dict[str, object]) -> Manifest:
@@ -122,3 +158,23 @@ def test_a_logged_request_is_re_enacted_with_its_cookie_type_and_body() -> None:
         "Content-Type": "application/x-www-form-urlencoded",
     }
     assert reenacted({"method": "GET", "url": "http://h/"}) == ("GET", "http://h/", {}, b"")
+
+
+def test_a_stack_that_cannot_route_its_browser_is_refused_before_the_proxy_starts(
+    tmp_path,
+) -> None:
+    from types import SimpleNamespace
+
+    from agent_benchmarks.runner.launch import web_proxy
+    from agent_benchmarks.web.archive import WebArchive
+
+    prepared = SimpleNamespace(
+        web_archive=WebArchive(tmp_path / "archive"),
+        spec=SimpleNamespace(web="record"),
+        backend=SimpleNamespace(name="some-stack"),  # no web_routing: cannot be routed
+        prog="localweb-some-run",
+    )
+    refused = pytest.raises(InputError, match=r"localweb-some-run \(some-stack\) cannot send")
+    with refused, web_proxy(prepared):  # type: ignore[arg-type]
+        pass
+    assert not (tmp_path / "archive").exists()

@@ -75,6 +75,11 @@ from agent_benchmarks.backends.programs import (
     program_version,
     short_id,
 )
+from agent_benchmarks.backends.web_routing import (
+    AGENT_BROWSER_LIGHTPANDA_WEB_ROUTING,
+    AGENT_BROWSER_WEB_ROUTING,
+    agent_browser_web_env,
+)
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.prompts import RESEARCH_ANSWER_ONLY, STANDARD, SuitePrompt
 from agent_benchmarks.provenance import utc_stamp
@@ -450,6 +455,11 @@ class AgentBrowserChatBackend:
         self.config = config
         self._programs = programs
         self.name = f"{NAME}/{config.engine}"
+        on_lightpanda = config.engine == "lightpanda"
+        self.web_routing = (
+            AGENT_BROWSER_LIGHTPANDA_WEB_ROUTING if on_lightpanda else AGENT_BROWSER_WEB_ROUTING
+        )
+        self.web_nss_db = not on_lightpanda
 
     def programs(self) -> dict[str, str]:
         return dict(self._programs)
@@ -499,6 +509,8 @@ class AgentBrowserChatBackend:
             env["AGENT_BROWSER_DEFAULT_TIMEOUT"] = str(c.action_timeout_ms)
         if c.user_agent is not None:
             env["AGENT_BROWSER_USER_AGENT"] = c.user_agent
+        if prepared.web is not None:
+            env |= agent_browser_web_env(prepared.web, prepared.tmpdir, c.lightpanda)
         if prepared.block_urls:
             policy = workdir / "action-policy.json"
             policy.write_text(json.dumps(BLOCKING_POLICY) + "\n", encoding="utf-8")

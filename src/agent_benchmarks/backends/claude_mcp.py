@@ -49,14 +49,22 @@ from agent_benchmarks.backends.base import (
     process_failure,
 )
 from agent_benchmarks.backends.claude_stream import ClaudeRun, audit_calls, parse_stream
-from agent_benchmarks.backends.lightpanda import WEB_ROUTING as LIGHTPANDA_WEB_ROUTING
-from agent_benchmarks.backends.lightpanda import bundled_binary, check_binary, web_args
+from agent_benchmarks.backends.lightpanda import bundled_binary, check_binary
 from agent_benchmarks.backends.programs import (
     REPO,
     agent_browser_programs,
     node_binary,
     program_version,
     short_id,
+)
+from agent_benchmarks.backends.web_routing import (
+    AGENT_BROWSER_LIGHTPANDA_WEB_ROUTING,
+    AGENT_BROWSER_WEB_ROUTING,
+    BROWSER_USE_WEB_ROUTING,
+    LIGHTPANDA_WEB_ROUTING,
+    agent_browser_web_env,
+    browser_use_web_env,
+    lightpanda_web_args,
 )
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.pricing import PriceTable, load_price_table
@@ -147,11 +155,13 @@ class McpServerDef:
     programs: Callable[[McpSettings], dict[str, str]] = lambda settings: {}
     # The server's own web search tools, withheld unless --search native.
     search_tools: tuple[str, ...] = ()
-    # --web record|replay: (its mcp-config entry, the attempt's proxy) -> the entry with its
-    # browser sent through the proxy, trusting the archive's CA; and how, for the manifest.
-    # None: the server's browser cannot be routed, and --web is refused.
-    route_web: Callable[[dict[str, Any], AttemptWeb], dict[str, Any]] | None = None
+    # --web record|replay: (its mcp-config entry, the attempt's proxy, the attempt's temp
+    # folder) -> the entry with its browser sent through the proxy, trusting the archive's
+    # CA; and how, for the manifest. None: the server's browser cannot be routed, and --web
+    # is refused. A Chromium server trusts the CA from an NSS database the run makes.
+    route_web: Callable[[dict[str, Any], AttemptWeb, Path], dict[str, Any]] | None = None
     web_routing: str | None = None
+    web_nss_db: bool = False
 
     def excluded_on(self, surface: str, search: str = DEFAULT_SEARCH) -> dict[str, str]:
         """The tools ``surface`` and ``search`` keep from the model, each with why."""
@@ -201,8 +211,8 @@ def _lightpanda_server(settings: McpSettings, workdir: Path, tmpdir: Path) -> di
     }
 
 
-def _lightpanda_route_web(server: dict[str, Any], web: AttemptWeb) -> dict[str, Any]:
-    return server | {"args": [*server["args"], *web_args(web)]}
+def _lightpanda_route_web(server: dict[str, Any], web: AttemptWeb, tmpdir: Path) -> dict[str, Any]:
+    return server | {"args": [*server["args"], *lightpanda_web_args(web)]}
 
 
 def _agent_browser_env(settings: McpSettings, workdir: Path, tmpdir: Path) -> dict[str, str]:
@@ -226,6 +236,13 @@ def _agent_browser_server(settings: McpSettings, workdir: Path, tmpdir: Path) ->
         "env": _agent_browser_env(settings, workdir, tmpdir)
         | {"AGENT_BROWSER_MCP_SURFACE": settings.surface},
     }
+
+
+def _agent_browser_route_web(
+    server: dict[str, Any], web: AttemptWeb, tmpdir: Path
+) -> dict[str, Any]:
+    lightpanda = server["env"].get("AGENT_BROWSER_EXECUTABLE_PATH")  # set on Lightpanda
+    return server | {"env": server["env"] | agent_browser_web_env(web, tmpdir, lightpanda)}
 
 
 def _agent_browser_lightpanda_server(
@@ -277,6 +294,11 @@ def _browser_use_server(settings: McpSettings, workdir: Path, tmpdir: Path) -> d
     }
 
 
+def _browser_use_route_web(server: dict[str, Any], web: AttemptWeb, tmpdir: Path) -> dict[str, Any]:
+    home = Path(server["env"]["HOME"])  # already in the attempt's temp folder
+    return server | {"env": server["env"] | browser_use_web_env(web, home)}
+
+
 def _browser_use_programs(settings: McpSettings) -> dict[str, str]:
     python = settings.browser_use_python or str(BROWSER_USE_PYTHON)
     probe = "import importlib.metadata as m; print(m.version('browser-use'))"
@@ -321,12 +343,19 @@ SERVERS: dict[str, McpServerDef] = {
         web_routing="lightpanda mcp: " + LIGHTPANDA_WEB_ROUTING,
     ),
     "agent-browser": McpServerDef(
-        "agent-browser", _agent_browser_server, programs=_chromium_programs
+        "agent-browser",
+        _agent_browser_server,
+        programs=_chromium_programs,
+        route_web=_agent_browser_route_web,
+        web_routing=AGENT_BROWSER_WEB_ROUTING,
+        web_nss_db=True,
     ),
     "agent-browser-lightpanda": McpServerDef(
         "agent-browser-lightpanda",
         _agent_browser_lightpanda_server,
         programs=_agent_browser_programs,
+        route_web=_agent_browser_route_web,
+        web_routing=AGENT_BROWSER_LIGHTPANDA_WEB_ROUTING,
     ),
     "browser-use": McpServerDef(
         "browser-use",
@@ -337,6 +366,9 @@ SERVERS: dict[str, McpServerDef] = {
             "LLM (a second model, tokens the row cannot count); upstream allowed it"
         },
         programs=_browser_use_programs,
+        route_web=_browser_use_route_web,
+        web_routing=BROWSER_USE_WEB_ROUTING,
+        web_nss_db=True,
     ),
 }
 
@@ -409,6 +441,7 @@ class ClaudeMcpBackend:
         self.name = f"claude-mcp/{config.backend}"
         if definition.route_web is not None:
             self.web_routing = definition.web_routing
+            self.web_nss_db = definition.web_nss_db
         self._model_ids: set[str] = set()  # the ids the attempts' streams named
         self._lock = threading.Lock()
 
@@ -446,7 +479,7 @@ class ClaudeMcpBackend:
         server = self.definition.server(s, prepared.workdir, prepared.tmpdir)
         if prepared.web is not None:
             assert self.definition.route_web is not None  # refused at the start otherwise
-            server = self.definition.route_web(server, prepared.web)
+            server = self.definition.route_web(server, prepared.web, prepared.tmpdir)
         config = {"mcpServers": {SERVER_NAME: server}}
         allowed = [f"mcp__{SERVER_NAME}__{tool}" for tool in s.allowed_tools]
         if s.search_setting == "tavily":

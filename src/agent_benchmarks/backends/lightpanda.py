@@ -12,7 +12,6 @@ import functools
 import importlib.util
 import os
 import re
-import ssl
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -29,6 +28,7 @@ from agent_benchmarks.backends.base import (
     process_failure,
 )
 from agent_benchmarks.backends.lightpanda_trace import parse_usage_line, read_trace, strip_ansi
+from agent_benchmarks.backends.web_routing import LIGHTPANDA_WEB_ROUTING, lightpanda_web_args
 from agent_benchmarks.datasets import sha256_file
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.provenance import default_run_dir
@@ -44,7 +44,6 @@ from agent_benchmarks.search import (
     summarise_calls,
 )
 from agent_benchmarks.spec import Options, option
-from agent_benchmarks.web.service import AttemptWeb
 
 NAME = "lightpanda-native"
 
@@ -151,30 +150,10 @@ class LightpandaConfig(BaseModel):
     search_setting: str = DEFAULT_SEARCH
 
 
-# How Lightpanda reaches the web archive's proxy (--web record|replay), as the manifest says.
-WEB_ROUTING = (
-    "lightpanda --http-proxy (the attempt's proxy URL) and --ca-cert twice: the archive's CA "
-    "and the system roots (a --ca-cert replaces the system roots; the model API is not "
-    "proxied and needs them)"
-)
-
-
-def web_args(web: AttemptWeb | None) -> list[str]:
-    """Lightpanda's flags for sending all its page traffic (search included) through the
-    proxy of ``web``, trusting the archive's CA for this process only."""
-    if web is None:
-        return []
-    args = ["--http-proxy", web.proxy_url, "--ca-cert", str(web.ca_cert)]
-    system_roots = ssl.get_default_verify_paths().cafile
-    if system_roots is not None and Path(system_roots).is_file():
-        args += ["--ca-cert", system_roots]
-    return args
-
-
 class LightpandaBackend:
     name = NAME
     model_protocol = "openai"  # a scripted model is reached as openai_compatible
-    web_routing = WEB_ROUTING
+    web_routing = LIGHTPANDA_WEB_ROUTING
 
     def __init__(
         self,
@@ -246,7 +225,7 @@ class LightpandaBackend:
             argv += ["--attach", str(path)]
         for pattern in prepared.block_urls:
             argv += ["--block-urls", pattern]
-        argv += web_args(prepared.web)
+        argv += lightpanda_web_args(prepared.web)
         return ProcessSpec(argv=argv, env=env, cwd=prepared.workdir, timeout_s=None)
 
     def outcome(self, prepared: PreparedTask, result: ProcessResult) -> AgentOutcome:

@@ -40,7 +40,7 @@ from agent_benchmarks.runner.progress import RunProgress
 from agent_benchmarks.runner.scratch import new_attempt_tmpdir, sweep_attempt_tmpdirs
 from agent_benchmarks.runner.session import TaskSession
 from agent_benchmarks.storage import PredictionsWriter
-from agent_benchmarks.web.service import ProxyFailed, WebProxy, web_details
+from agent_benchmarks.web.service import AttemptWeb, ProxyFailed, WebProxy, web_details
 
 STDERR_TAIL_CHARS = 4000
 SCRUB_MAX_BYTES = 64 * 1024 * 1024
@@ -112,11 +112,13 @@ class AttemptRunner:
         started = time.monotonic()
         result: ProcessResult | None = None
         tmpdir = new_attempt_tmpdir(self.run_dir)
+        web: AttemptWeb | None = None
         try:
             workdir.mkdir(parents=True, exist_ok=True)
             prepared = replace(self.session.prepare(task, key, workdir), tmpdir=tmpdir)
             if self.web is not None:
-                prepared = replace(prepared, web=self.web.attempt())
+                web = self.web.attempt()
+                prepared = replace(prepared, web=web)
             spec = replace(
                 self.backend.command(prepared),
                 timeout_s=self.timeout_s,
@@ -135,8 +137,8 @@ class AttemptRunner:
                 prediction, answer_details = None, {}
             else:
                 outcome = self.backend.outcome(prepared, result)
-                if self.web is not None and prepared.web is not None:
-                    outcome.web_requests = self.web.requests_of(prepared.web)
+                if self.web is not None and web is not None:
+                    outcome.web_requests, web = self.web.requests_of(web), None
                     outcome.details["web"] = web_details(self.web.mode, outcome.web_requests)
                 prediction, answer_details = self.session.finish(prepared, outcome)
             scrub_secrets(workdir)
@@ -155,6 +157,8 @@ class AttemptRunner:
             )
             prediction, answer_details, prepared = None, {}, None
         finally:
+            if self.web is not None and web is not None:
+                self.web.release(web)  # the attempt ended before its requests were read
             shutil.rmtree(tmpdir, ignore_errors=True)
         status = outcome.status
         if status == "ok" and not (prediction or "").strip():

@@ -419,7 +419,11 @@ def web_proxy(p: PreparedRun) -> Iterator[WebProxy | None]:
             "traffic through the web archive's proxy"
         )
     try:
-        with WebProxy(p.spec.web, p.web_archive, host=p.spec.executor.service_host) as proxy:
+        # A Chromium stack trusts the archive's CA from an NSS database the run makes.
+        nss_db = getattr(p.backend, "web_nss_db", False)
+        with WebProxy(
+            p.spec.web, p.web_archive, host=p.spec.executor.service_host, nss_db=nss_db
+        ) as proxy:
             yield proxy
     except ProxyFailed as exc:
         raise InputError(f"--web {p.spec.web} {p.web_archive.root}: {exc}") from None

@@ -8,11 +8,14 @@ only configures it and reports. Record: every request is fetched live and writte
 ARCHIVE. Replay: every request is answered from ARCHIVE alone, and what it lacks is a miss
 (a 404 that says so); nothing is fetched.
 
-Each attempt names itself as the proxy's user (``http://TOKEN:x@host:port``; browsers send
-it on plain requests and on CONNECT, so it covers HTTPS too). Each request the proxy
-answered is a line of ``LOG_DIR/TOKEN.jsonl``: method, URL, status, whether the archive
-had it, and the request's cookie, content type and body. The runner reads an attempt's
-file when the attempt ends.
+Each attempt gets a port of its own: ``PUT /_attempt/TOKEN`` on the proxy's main port
+opens one (its number is the reply), ``DELETE /_attempt/TOKEN`` closes it. Everything that
+arrives on that port is the attempt's, HTTPS tunnels included, with nothing asked of the
+stack but a proxy address: Chromium sends proxy credentials only after a 407 challenge, and
+a challenge to one of its background requests opens a tab of its own that takes the agent's
+place. Each request the proxy answered is a line of ``LOG_DIR/TOKEN.jsonl``: method, URL,
+status, whether the archive had it, and the request's cookie, content type and body. The
+runner reads an attempt's file when the attempt ends.
 
 Run as its own process: pywb runs on gevent, which patches the standard library.
 """
@@ -26,6 +29,7 @@ monkey.patch_all()
 
 import argparse  # noqa: E402
 import base64  # noqa: E402
+import functools  # noqa: E402
 import io  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
@@ -43,7 +47,7 @@ from agent_benchmarks.redact import redact_text  # noqa: E402
 from agent_benchmarks.web.archive import CA_NAME, COLLECTION, WebArchive  # noqa: E402
 from agent_benchmarks.web.service import RULES_FILE  # noqa: E402
 
-_TOKEN = re.compile(r"^[0-9a-f]{8,64}$")
+_CONTROL = re.compile(r"^/_attempt/([0-9a-f]{8,64})$")
 _ATTEMPT = "agent_benchmarks.attempt"
 _URL = "agent_benchmarks.url"
 _UNANSWERED = "agent_benchmarks.unanswered"
@@ -72,8 +76,11 @@ class ArchiveProxy(FrontEndApp):
 
     REWRITER_APP_CLS = _MissMarkingRewriter
 
-    def __init__(self, config_file: str, log_dir: Path):
+    def __init__(self, config_file: str, log_dir: Path, browser_own: list[str], host: str):
         self.log_dir = log_dir
+        self.host = host
+        self.attempt_servers: dict[str, WSGIServer] = {}
+        self.browser_own = re.compile("|".join(f"(?:{p})" for p in browser_own) or "(?!)")
         super().__init__(config_file=config_file)
 
     def init_recorder(self, recorder_config):
@@ -82,9 +89,33 @@ class ArchiveProxy(FrontEndApp):
             self.recorder.writer.header_filter = _kept_header
 
     def __call__(self, environ, start_response):
-        # Outside wsgiprox: the Proxy-Authorization of a plain request or of a CONNECT,
-        # which wsgiprox strips, but whose environ it copies into the tunnel's requests.
-        environ[_ATTEMPT] = _attempt_of(environ.get("HTTP_PROXY_AUTHORIZATION", ""))
+        control = _CONTROL.match(environ.get("PATH_INFO", ""))
+        if control is not None:
+            return self._control(control.group(1), environ, start_response)
+        return self.handler(environ, start_response)
+
+    def _control(self, token: str, environ, start_response):
+        """Open (PUT) or close (DELETE) the port of attempt ``token``."""
+        method = environ.get("REQUEST_METHOD")
+        if method == "PUT" and token not in self.attempt_servers:
+            server = WSGIServer((self.host, 0), functools.partial(self._on_port, token), log=None)
+            server.start()
+            self.attempt_servers[token] = server
+            body = str(server.server_port).encode()
+        elif method == "DELETE":
+            server = self.attempt_servers.pop(token, None)
+            if server is not None:
+                server.close()  # no new connections; those open finish their requests
+            body = b""
+        else:
+            start_response("400 Bad Request", [("Content-Length", "0")])
+            return []
+        start_response("200 OK", [("Content-Length", str(len(body)))])
+        return [body]
+
+    def _on_port(self, token: str, environ, start_response):
+        # Set before wsgiprox, which copies a CONNECT's environ into its tunnel's requests.
+        environ[_ATTEMPT] = token
         return self.handler(environ, start_response)
 
     def proxy_route_request(self, url, environ):
@@ -96,6 +127,10 @@ class ArchiveProxy(FrontEndApp):
         if url is None:  # not a proxied request (pywb's own pages)
             return super().handle_request(environ, start_response)
         seen: dict[str, object] = {"request": _request_of(environ)}
+        if self.browser_own.match(url):
+            start_response("403 Forbidden", [("Content-Length", "0")])
+            self._log(environ, url, seen | {"status": 403, "browser_own": True})
+            return []
 
         def recording_start_response(status, headers, exc_info=None):
             seen["status"] = int(status.split(" ", 1)[0])
@@ -118,6 +153,8 @@ class ArchiveProxy(FrontEndApp):
             "archived": bool(seen.get("archived")),
             **seen["request"],
         }
+        if seen.get("browser_own"):
+            line["browser_own"] = True
         with open(self.log_dir / f"{token}.jsonl", "a", encoding="utf-8") as fh:
             fh.write(json.dumps(line) + "\n")
 
@@ -148,17 +185,6 @@ def _request_of(environ) -> dict[str, object]:
         environ["wsgi.input"] = io.BytesIO(body)
         request["body"] = base64.b64encode(body[:_MAX_LOGGED_BODY]).decode("ascii")
     return request
-
-
-def _attempt_of(header: str) -> str | None:
-    scheme, _, value = header.partition(" ")
-    if scheme.lower() != "basic":
-        return None
-    try:
-        user = base64.b64decode(value.strip()).decode("utf-8").partition(":")[0]
-    except (ValueError, UnicodeDecodeError):
-        return None
-    return user if _TOKEN.match(user) else None
 
 
 def rules_yaml(project_rules: Path) -> str:
@@ -217,7 +243,8 @@ def main(argv: list[str] | None = None) -> int:
     archive = WebArchive(args.archive.resolve())
     config = configure(archive, recording=args.mode == "record")
     os.chdir(archive.root)  # pywb finds its collections and templates from here
-    app = ArchiveProxy(str(config), args.log_dir)
+    project_rules = yaml.safe_load(RULES_FILE.read_text()) or {}
+    app = ArchiveProxy(str(config), args.log_dir, project_rules.get("browser_own") or [], args.host)
     archive.write_ca_cert()  # the CA exists now (made on the archive's first start)
     server = WSGIServer((args.host, 0), app, log=None)
     server.start()

@@ -1,9 +1,11 @@
 """The proxy of a recorded-web run, from the runner's side: started once per run, shared
-by every attempt, each attempt naming itself so its requests and misses are its own."""
+by every attempt, each attempt on a port of its own so its requests and misses are its own."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import http.client
 import json
 import shutil
 import subprocess
@@ -41,21 +43,38 @@ class ProxyFailed(RuntimeError):
 
 @dataclass(frozen=True)
 class AttemptWeb:
-    """What one attempt's stack is given: the proxy (with the attempt's name in it) and
-    the CA certificate to trust for this attempt only."""
+    """What one attempt's stack is given: the proxy (the attempt's own port of it) and the
+    CA certificate to trust for this attempt only."""
 
     token: str
     proxy_url: str
     ca_cert: Path
+    # An NSS database trusting the CA (web/nss.py), for Chromium stacks to copy into their
+    # private HOME; None when the run's stack does not need one.
+    nss_db: Path | None = None
+
+    def install_nss_db(self, home: Path) -> None:
+        """Copy the run's NSS database to ``home/.pki/nssdb``, where Chromium run with
+        this HOME finds the archive's CA (the system roots it trusts anyway)."""
+        assert self.nss_db is not None, "the run's proxy was started without an NSS database"
+        shutil.copytree(self.nss_db, home / ".pki" / "nssdb", dirs_exist_ok=True)
 
 
 class WebProxy:
     """``python -m agent_benchmarks.web.proxy`` over ``archive``, for the life of a run."""
 
-    def __init__(self, mode: WebMode, archive: WebArchive, host: str = "127.0.0.1"):
+    def __init__(
+        self,
+        mode: WebMode,
+        archive: WebArchive,
+        host: str = "127.0.0.1",
+        nss_db: bool = False,
+    ):
         self.mode = mode
         self.archive = archive
         self.host = host
+        self.nss_db: Path | None = None
+        self._wants_nss_db = nss_db
         self.port: int | None = None
         self._dir: Path | None = None
         self._proc: subprocess.Popen[bytes] | None = None
@@ -93,7 +112,23 @@ class WebProxy:
                 raise ProxyFailed(f"the web archive proxy did not start: {problem}")
             time.sleep(0.05)
         self.port = int(port_file.read_text())
+        if self._wants_nss_db:
+            self._make_nss_db()
         return self
+
+    def _make_nss_db(self) -> None:
+        assert self._dir is not None
+        db = self._dir / "nssdb"
+        made = subprocess.run(
+            [sys.executable, "-m", "agent_benchmarks.web.nss", str(db), str(self.archive.ca_cert)],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+        )
+        if made.returncode != 0:
+            self.__exit__()
+            raise ProxyFailed(f"no NSS database for Chromium: {made.stderr.strip()[-800:]}")
+        self.nss_db = db
 
     def __exit__(self, *exc: object) -> None:
         if self._proc is not None and self._proc.poll() is None:
@@ -109,24 +144,48 @@ class WebProxy:
             self._dir = None
 
     def attempt(self) -> AttemptWeb:
+        """A new attempt's proxy: a port the proxy opens for it alone."""
         token = uuid.uuid4().hex
+        port = int(self._control("PUT", token))
         return AttemptWeb(
             token=token,
-            proxy_url=f"http://{token}:x@{self.host}:{self.port}",
+            proxy_url=f"http://{self.host}:{port}",
             ca_cert=self.archive.ca_cert,
+            nss_db=self.nss_db,
         )
 
     def requests_of(self, web: AttemptWeb) -> list[dict[str, Any]]:
-        """The requests the proxy answered for this attempt, in order (read once)."""
+        """The requests the proxy answered for this attempt, in order (read once); its
+        port is closed."""
         assert self._dir is not None, "the proxy is not running"
-        if self._proc is not None and self._proc.poll() is not None:
-            raise ProxyFailed(f"the web archive proxy stopped: {self._stderr_tail()}")
+        self._control("DELETE", web.token)
         path = self._dir / "requests" / f"{web.token}.jsonl"
         if not path.exists():
             return []
         lines = path.read_text(encoding="utf-8").splitlines()
         path.unlink()
         return [json.loads(line) for line in lines if line.strip()]
+
+    def release(self, web: AttemptWeb) -> None:
+        """Close the attempt's port without reading its requests (it ended in an error)."""
+        with contextlib.suppress(ProxyFailed):  # the proxy is gone, and its ports with it
+            self._control("DELETE", web.token)
+
+    def _control(self, method: str, token: str) -> str:
+        if self._proc is None or self._proc.poll() is not None:
+            raise ProxyFailed(f"the web archive proxy stopped: {self._stderr_tail()}")
+        connection = http.client.HTTPConnection(self.host, self.port, timeout=30)
+        try:
+            connection.request(method, f"/_attempt/{token}")
+            reply = connection.getresponse()
+            body = reply.read().decode()
+        except OSError as exc:
+            raise ProxyFailed(f"the web archive proxy did not answer: {exc}") from None
+        finally:
+            connection.close()
+        if reply.status != 200:
+            raise ProxyFailed(f"the web archive proxy refused {method} for an attempt: {body}")
+        return body
 
     def _stderr_tail(self) -> str:
         assert self._dir is not None
@@ -139,7 +198,11 @@ class WebProxy:
 
 def misses(requests: list[dict[str, Any]]) -> list[str]:
     """The URLs a replay could not answer from the archive (each once, in order)."""
-    return list(dict.fromkeys(r["url"] for r in requests if not r.get("archived")))
+    return list(
+        dict.fromkeys(
+            r["url"] for r in requests if not r.get("archived") and not r.get("browser_own")
+        )
+    )
 
 
 # A row lists at most this many missed URLs (n_misses counts them all).
@@ -149,7 +212,13 @@ MAX_LISTED_MISSES = 50
 def web_details(mode: WebMode, requests: list[dict[str, Any]]) -> dict[str, Any]:
     """``details.web`` of a row: how many requests went through the proxy and, replaying,
     those the archive could not answer (a miss: the stack was shown a 404 instead)."""
+    own = [r for r in requests if r.get("browser_own")]
+    requests = [r for r in requests if not r.get("browser_own")]
     details: dict[str, Any] = {"mode": mode, "n_requests": len(requests)}
+    if own:
+        # The browser's own background requests, refused by the proxy (rules.yaml
+        # browser_own): neither browsing nor misses.
+        details["n_browser_own"] = len(own)
     if mode == "replay":
         missed = [r for r in requests if not r.get("archived")]
         details["n_misses"] = len(missed)
