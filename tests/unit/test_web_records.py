@@ -23,9 +23,9 @@ def test_the_web_flag_takes_a_mode_and_for_record_or_replay_one_archive(tmp_path
     mode, archive = web_of(["replay", "rel/archive"])
     assert mode == "replay" and archive is not None and archive.endswith("/rel/archive")
     assert archive.startswith("/")  # absolute: attempts run in their own folders
-    with pytest.raises(InputError, match="--web record needs one archive folder"):
+    with pytest.raises(InputError, match="--web record needs one archive"):
         web_of(["record"])
-    with pytest.raises(InputError, match="--web replay needs one archive folder"):
+    with pytest.raises(InputError, match="--web replay needs one archive"):
         web_of(["replay", "a", "b"])
     with pytest.raises(InputError, match="--web live takes no archive"):
         web_of(["live", "a"])

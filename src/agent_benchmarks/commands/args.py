@@ -286,7 +286,8 @@ def add_run_args(parser: argparse.ArgumentParser) -> None:
         nargs="+",
         metavar="MODE [ARCHIVE]",
         help="the web the stack browses: live (the default), record ARCHIVE (through a "
-        "proxy that writes every request and response to the WARC archive folder ARCHIVE), "
+        "proxy that writes every request and response to ARCHIVE: a WARC archive folder, or "
+        "a .wacz file), "
         "or replay ARCHIVE (served from ARCHIVE alone: nothing reaches the network, and what "
         "it lacks is a recorded miss)",
     )
@@ -365,7 +366,8 @@ def add_common_run_args(parser: argparse.ArgumentParser) -> None:
 
 
 def web_of(values: list[str] | None) -> tuple[str | None, str | None]:
-    """``--web MODE [ARCHIVE]`` as (mode, archive folder): (None, None) when not given."""
+    """``--web MODE [ARCHIVE]`` as (mode, archive folder or WACZ file): (None, None) when not
+    given."""
     if values is None:
         return None, None
     mode, *rest = values
@@ -376,7 +378,9 @@ def web_of(values: list[str] | None) -> tuple[str | None, str | None]:
     if mode not in ("record", "replay"):
         raise InputError(f"--web {mode}: the modes are live, record ARCHIVE and replay ARCHIVE")
     if len(rest) != 1:
-        raise InputError(f"--web {mode} needs one archive folder: --web {mode} ARCHIVE")
+        raise InputError(
+            f"--web {mode} needs one archive (a folder or a .wacz file): --web {mode} ARCHIVE"
+        )
     return mode, str(Path(rest[0]).absolute())
 
 

@@ -47,7 +47,7 @@ from agent_benchmarks.scoring.scorecard import Grader, grade_and_report, read_ma
 from agent_benchmarks.spec import RUN_FIELDS, NoOptions, Options, RunSpec
 from agent_benchmarks.storage import PredictionsStream, current_task_id, write_json_atomic
 from agent_benchmarks.suite import SuiteDef, get_backend, get_suite, load_ref
-from agent_benchmarks.web.archive import WebArchive
+from agent_benchmarks.web.archive import WaczArchive, WebArchive, open_archive
 from agent_benchmarks.web.service import (
     WEB_PROXY_DESCRIPTION,
     ProxyFailed,
@@ -150,7 +150,7 @@ class PreparedRun:
     grader: Grader | None
     empty_retry: bool
     # --web record|replay: the archive (None: the live web).
-    web_archive: WebArchive | None = None
+    web_archive: WebArchive | WaczArchive | None = None
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -392,16 +392,16 @@ def close_run(run: OpenRun, outcome: RunOutcome) -> None:
     write_manifest(run.prepared.run_dir, manifest)
 
 
-def _check_web(spec: RunSpec, prog: str) -> WebArchive | None:
+def _check_web(spec: RunSpec, prog: str) -> WebArchive | WaczArchive | None:
     """The archive of ``--web record|replay``, checked; None for the live web."""
     if spec.web in (None, "live"):
         return None
     assert spec.web_archive is not None
-    archive = WebArchive(Path(spec.web_archive))
+    archive = open_archive(Path(spec.web_archive))
     if spec.web == "replay":
         archive.check_replayable()
-    elif archive.root.exists() and not archive.root.is_dir():
-        raise InputError(f"--web record {archive.root}: not a folder")
+    else:
+        archive.check_recordable()
     return archive
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from agent_benchmarks.web.archive import WebArchive
+from agent_benchmarks.web.archive import WaczArchive, WebArchive
 
 # What the manifest says did the proxying, the recording and the replay matching.
 WEB_PROXY_DESCRIPTION = (
@@ -61,12 +61,13 @@ class AttemptWeb:
 
 
 class WebProxy:
-    """``python -m agent_benchmarks.web.proxy`` over ``archive``, for the life of a run."""
+    """``python -m agent_benchmarks.web.proxy`` over ``archive``, for the life of a run (a
+    WACZ's records worked on in a folder, and packed when the proxy has stopped)."""
 
     def __init__(
         self,
         mode: WebMode,
-        archive: WebArchive,
+        archive: WebArchive | WaczArchive,
         host: str = "127.0.0.1",
         nss_db: bool = False,
     ):
@@ -78,8 +79,11 @@ class WebProxy:
         self.port: int | None = None
         self._dir: Path | None = None
         self._proc: subprocess.Popen[bytes] | None = None
+        self._working = contextlib.ExitStack()
+        self.folder: WebArchive | None = None  # what the proxy runs on
 
     def __enter__(self) -> WebProxy:
+        self.folder = self._working.enter_context(self.archive.working(self.mode))
         self._dir = Path(tempfile.mkdtemp(prefix="agent-benchmarks-web-"))
         log_dir = self._dir / "requests"
         log_dir.mkdir()
@@ -91,7 +95,7 @@ class WebProxy:
                     "-m",
                     "agent_benchmarks.web.proxy",
                     self.mode,
-                    str(self.archive.root),
+                    str(self.folder.root),
                     "--host",
                     self.host,
                     "--port-file",
@@ -117,10 +121,10 @@ class WebProxy:
         return self
 
     def _make_nss_db(self) -> None:
-        assert self._dir is not None
+        assert self._dir is not None and self.folder is not None
         db = self._dir / "nssdb"
         made = subprocess.run(
-            [sys.executable, "-m", "agent_benchmarks.web.nss", str(db), str(self.archive.ca_cert)],
+            [sys.executable, "-m", "agent_benchmarks.web.nss", str(db), str(self.folder.ca_cert)],
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
@@ -142,15 +146,20 @@ class WebProxy:
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
+        try:
+            self._working.close()  # a WACZ being recorded is packed now
+        except (OSError, RuntimeError) as exc:
+            raise ProxyFailed(f"the archive was not written: {exc}") from None
 
     def attempt(self) -> AttemptWeb:
         """A new attempt's proxy: a port the proxy opens for it alone."""
+        assert self.folder is not None, "the proxy is not running"
         token = uuid.uuid4().hex
         port = int(self._control("PUT", token))
         return AttemptWeb(
             token=token,
             proxy_url=f"http://{self.host}:{port}",
-            ca_cert=self.archive.ca_cert,
+            ca_cert=self.folder.ca_cert,
             nss_db=self.nss_db,
         )
 
