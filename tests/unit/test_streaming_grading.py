@@ -6,18 +6,24 @@ into memory (commit 1dde94f), from the run folders :mod:`tests.unit.golden_runs`
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
+from agent_benchmarks.assistantbench.grade import AssistantBenchGrader
+from agent_benchmarks.gaia.grade import GaiaGrader
 from agent_benchmarks.records import Scores
+from agent_benchmarks.scoring import scorecard
 from agent_benchmarks.scoring.scorecard import scores_json
 from tests.support import run_cli
 from tests.unit import golden_runs
 
 GRADERS = {"gaia": "gaia-grade", "assistantbench": "assistantbench-grade"}
+GRADER_CLASSES = {"gaia": GaiaGrader, "assistantbench": AssistantBenchGrader}
 
 
 def _grade(cmd: str, predictions: Path) -> str:
@@ -86,3 +92,44 @@ def test_a_nan_duration_is_written_as_null_everywhere(tmp_path: Path) -> None:
 
     scores = json.loads(_grade("gaia-grade", predictions), parse_constant=refuse)
     assert scores["upstream_view"]["per_task"][0]["duration_s"] is None
+
+
+@pytest.mark.parametrize("suite", golden_runs.SUITES)
+@pytest.mark.parametrize("batch_rows", [7, 10])  # 10 divides the rows: the last batch is full
+def test_batches_graded_in_a_second_process_give_the_same_scores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, suite: str, batch_rows: int
+) -> None:
+    predictions = golden_runs.ours(tmp_path / suite, suite)
+    n_rows = len(predictions.read_text().splitlines())
+    monkeypatch.setattr(scorecard, "_BATCH_ROWS", batch_rows)
+    started: list[scorecard._GradingProcess] = []
+    real_init = scorecard._GradingProcess.__init__
+
+    def spying_init(self: scorecard._GradingProcess, grader: object) -> None:
+        real_init(self, grader)  # type: ignore[arg-type]
+        started.append(self)
+
+    monkeypatch.setattr(scorecard._GradingProcess, "__init__", spying_init)
+    # Forced (a one-core machine would grade here): what is tested is the second process.
+    monkeypatch.setattr(scorecard._GradingProcess, "possible", staticmethod(lambda g: True))
+    grader = GRADER_CLASSES[suite]()
+    _, out = scorecard.grade_file(predictions, grader, console=Console(file=io.StringIO()))
+    assert len(started) == 1, "the batches were not sent to a grading process"
+    _same(golden_runs.normalised(out.read_text()), _golden(suite))
+    assert n_rows > 3 * batch_rows
+
+
+def test_a_grader_failing_in_the_grading_process_fails_the_grading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    predictions = golden_runs.ours(tmp_path / "gaia", "gaia")
+    monkeypatch.setattr(scorecard, "_BATCH_ROWS", 5)
+    grader = GaiaGrader()
+
+    def broken(rows: object) -> list[scorecard.Grade]:
+        raise ZeroDivisionError("the scorer broke")
+
+    monkeypatch.setattr(grader, "grade", broken)
+    with pytest.raises(ZeroDivisionError, match="the scorer broke"):
+        scorecard.grade_file(predictions, grader, console=Console(file=io.StringIO()))
+    assert not (predictions.parent / "scores.json").exists()

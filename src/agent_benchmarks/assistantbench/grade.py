@@ -24,6 +24,7 @@ STRICT_THRESHOLD = 0.5
 class AssistantBenchGrader:
     suite = "assistantbench"
     needs_gold = True
+    answers_only = True  # grade() reads a row's prediction and gold, nothing else
     group_fields = ("difficulty",)
 
     def info(self) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from agent_benchmarks.scoring.upstream_match import gaia_score
 class GaiaGrader:
     suite = "gaia"
     needs_gold = True
+    answers_only = True  # grade() reads a row's prediction and gold, nothing else
     group_fields = ("level",)
 
     def info(self) -> dict[str, Any]:

@@ -27,9 +27,12 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import statistics
-from collections import Counter, defaultdict
+import threading
+from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,9 +82,11 @@ class Grader(Protocol):
     ``readiness_problem() -> str | None`` (why grading would fail before it starts, such as
     a judge without its API key: a run that grades at the end refuses to start) and
     ``print_details(scores, console)`` (more tables after the summary) and ``warnings() ->
-    list[str]`` (what it has to say once every row is graded; goes in scores.json); and an
-    optional attribute ``pays_per_row`` (True for a judge that costs money: the whole file
-    is checked before its first row is graded)."""
+    list[str]`` (what it has to say once every row is graded; goes in scores.json); and
+    optional attributes ``pays_per_row`` (True for a judge that costs money: the whole file
+    is checked before its first row is graded) and ``answers_only`` (True when ``grade``
+    reads nothing of a row but its ``prediction`` and ``gold`` and does no I/O: a large
+    file's batches are then graded in a second process while the file is read)."""
 
     suite: str
     needs_gold: bool
@@ -248,6 +253,87 @@ _BATCH_ROWS = 2000
 _BATCH_BYTES = 64 << 20
 
 
+# Batches handed to the grading process and not yet applied: enough to keep it busy while
+# the next batch is read, few enough that memory holds at most this many batches' rows.
+_IN_FLIGHT = 2
+
+
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    """What an ``answers_only`` grader reads of a row: all the grading process is sent."""
+
+    prediction: str | None
+    gold: str | None
+
+
+_PROCESS_GRADER: Grader | None = None  # the grader, in the grading process
+
+
+def _keep_grader(grader: Grader) -> None:
+    global _PROCESS_GRADER
+    _PROCESS_GRADER = grader
+
+
+# A grade as it crosses between the processes: plain values, which pickle fast in C.
+_PlainGrade = tuple[float, bool, dict[str, Any], tuple[float, bool, float | None] | None]
+
+
+def _grade_answers(predictions: list[str | None], golds: list[str | None]) -> list[_PlainGrade]:
+    assert _PROCESS_GRADER is not None
+    answers = [_Answer(p, g) for p, g in zip(predictions, golds, strict=True)]
+    return [
+        (
+            grade.score,
+            grade.correct,
+            grade.details,
+            None
+            if grade.upstream is None
+            else (grade.upstream.score, grade.upstream.correct, grade.upstream.score_soft),
+        )
+        for grade in _PROCESS_GRADER.grade(answers)  # type: ignore[arg-type]
+    ]
+
+
+def _grade_of(plain: _PlainGrade) -> Grade:
+    score, correct, details, upstream = plain
+    return Grade(score, correct, details, None if upstream is None else UpstreamGrade(*upstream))
+
+
+class _GradingProcess:
+    """A forked process grading batches of answers while the file goes on being read: an
+    official scorer in pure Python takes as long as reading and checking the rows, and a
+    machine has a second core. Forked, so it starts with the grader's modules loaded
+    (spawning would import them again); only from a process with no other thread, which
+    fork would leave holding locks no one releases."""
+
+    def __init__(self, grader: Grader):
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        self.pool = ProcessPoolExecutor(
+            max_workers=1,
+            mp_context=multiprocessing.get_context("fork"),
+            initializer=_keep_grader,
+            initargs=(grader,),
+        )
+
+    @staticmethod
+    def possible(grader: Grader) -> bool:
+        return (
+            getattr(grader, "answers_only", False)
+            and len(os.sched_getaffinity(0)) > 1
+            and threading.active_count() == 1
+        )
+
+    def submit(self, rows: list[PredictionRow]) -> Future[list[_PlainGrade]]:
+        return self.pool.submit(
+            _grade_answers, [r.prediction for r in rows], [r.gold for r in rows]
+        )
+
+    def close(self) -> None:
+        self.pool.shutdown(cancel_futures=True)
+
+
 @dataclass(slots=True)
 class _Final:
     """The latest row of one (task, attempt) while the file is read, and then its entry."""
@@ -325,6 +411,13 @@ class _Scorecard:
         self.costs: list[float] = []
         self.batch: list[tuple[_Final, PredictionRow]] = []
         self.batch_bytes = 0
+        # Batches go to a grading process, when the grader allows it; the rows held, in
+        # flight and gathering, are then bounded by _BATCH_BYTES all together.
+        self.apart = grading and _GradingProcess.possible(grader)
+        self.batch_bytes_max = _BATCH_BYTES // (_IN_FLIGHT + 1) if self.apart else _BATCH_BYTES
+        self.process: _GradingProcess | None = None
+        self.in_flight: deque[tuple[list[tuple[_Final, PredictionRow]], Future[list[_PlainGrade]]]]
+        self.in_flight = deque()
         self.n_graded = 0
         self.n_graded_failed = 0
         self.web = WebTotals()
@@ -365,28 +458,50 @@ class _Scorecard:
         if final.settled:
             self.batch.append((final, row))
             self.batch_bytes += size
-            if len(self.batch) >= _BATCH_ROWS or self.batch_bytes >= _BATCH_BYTES:
-                self.grade_batch()
+            if len(self.batch) >= _BATCH_ROWS or self.batch_bytes >= self.batch_bytes_max:
+                self.grade_batch(more_to_come=True)
         elif failed_with_answer(row.status, row.prediction):
             final.deferred = row if where is None else where
         else:  # a timeout or error that printed nothing: nothing to grade
             _graded(final, row, Grade(0.0, False, {"not_graded": row.status}))
 
-    def grade_batch(self) -> None:
-        if not self.batch:
-            return
-        rows = [row for _, row in self.batch]
-        grades = self.grader.grade(rows)
-        if len(grades) != len(rows):
+    def grade_batch(self, more_to_come: bool = False) -> None:
+        """Grade the rows gathered so far: in the grading process when the file has more
+        batches to come (started at the first such batch), else here, after the batches
+        in flight."""
+        batch, self.batch, self.batch_bytes = self.batch, [], 0
+        if batch and more_to_come and self.apart and self.process is None:
+            self.process = _GradingProcess(self.grader)
+        if self.process is not None:
+            if batch:
+                self.in_flight.append((batch, self.process.submit([row for _, row in batch])))
+            while len(self.in_flight) > (_IN_FLIGHT if more_to_come else 0):
+                self._apply(*self.in_flight.popleft())
+        elif batch:
+            self._apply(batch, self.grader.grade([row for _, row in batch]))
+
+    def _apply(
+        self,
+        batch: list[tuple[_Final, PredictionRow]],
+        grades: list[Grade] | Future[list[_PlainGrade]],
+    ) -> None:
+        if isinstance(grades, Future):
+            # The grader's own exception, if it raised.
+            grades = [_grade_of(plain) for plain in grades.result()]
+        if len(grades) != len(batch):
             raise ValueError(
-                f"{self.grader.suite} grader gave {len(grades)} grades for {len(rows)}"
+                f"{self.grader.suite} grader gave {len(grades)} grades for {len(batch)}"
             )
-        for (final, row), grade in zip(self.batch, grades, strict=True):
+        for (final, row), grade in zip(batch, grades, strict=True):
             _graded(final, row, grade)
             self.n_graded_failed += row.status in INFRA_STATUSES
-        self.n_graded += len(rows)
-        self.batch, self.batch_bytes = [], 0
+        self.n_graded += len(batch)
         gc.freeze()  # see _graded_batches_frozen
+
+    def close(self) -> None:
+        if self.process is not None:
+            self.process.close()
+            self.process = None
 
     def grade_deferred(self, stream: PredictionsStream | None) -> None:
         """Grade the failures that printed an answer and were not retried."""
@@ -509,17 +624,20 @@ def _build_scores(
             checking.add(read.row)
         del checking
     card = _Scorecard(predictions_path, grader)
-    if stream is not None:
-        for read in stream.reads():
-            card.add(read.row, read.size, (read.offset, read.line_number))
-        sha256 = stream.sha256
-    else:
-        for row in rows:
-            card.add(row)
-        sha256 = sha256_file(predictions_path)
-    if card.n_rows == 0:
-        raise InputError(f"{predictions_path}: no prediction rows to grade")
-    card.grade_deferred(stream)
+    try:
+        if stream is not None:
+            for read in stream.reads():
+                card.add(read.row, read.size, (read.offset, read.line_number))
+            sha256 = stream.sha256
+        else:
+            for row in rows:
+                card.add(row)
+            sha256 = sha256_file(predictions_path)
+        if card.n_rows == 0:
+            raise InputError(f"{predictions_path}: no prediction rows to grade")
+        card.grade_deferred(stream)
+    finally:
+        card.close()
     if progress:
         also = card.n_graded_failed
         also_text = f", and {also} that failed after printing an answer" if also else ""
