@@ -388,12 +388,15 @@ def test_a_slot_waits_for_a_free_one_and_a_stopped_pool_begins_no_attempt() -> N
     second.release()
     # Stopped: no attempt begins, but a begun one's second launch (a retry) still may.
     stop.set()
-    assert not process.Slot(slots).take(None)
+    with pytest.raises(process.AttemptNotBegun):
+        process.Slot(slots).take(None)
     assert second.take(None)
     second.release()
     cancel = threading.Event()
     cancel.set()
-    assert not process.Slot(process.Slots(1, threading.Event())).take(cancel)
+    with pytest.raises(process.AttemptNotBegun):
+        process.Slot(process.Slots(1, threading.Event())).take(cancel)
+    assert not second.take(cancel)  # a begun attempt's second launch, cancelled
 
 
 def test_a_launch_refused_its_slot_starts_nothing(tmp_path: Path) -> None:
@@ -401,11 +404,23 @@ def test_a_launch_refused_its_slot_starts_nothing(tmp_path: Path) -> None:
     slots = process.Slots(1, stop)
     holder = process.Slot(slots)
     assert holder.take(None)
-    cancel = threading.Event()
-    threading.Timer(0.2, cancel.set).start()
     marker_file = tmp_path / "ran"
     spec = python(f"open({str(marker_file)!r}, 'w').write('x')", tmp=tmp_path, memory_max_mb=512)
-    result = run_process(spec, cancel, process.Slot(slots))
+    # A first launch refused (the pool stopped while it waited): the attempt never began.
+    threading.Timer(0.2, stop.set).start()
+    with pytest.raises(process.AttemptNotBegun):
+        run_process(spec, None, process.Slot(slots))
+    assert not marker_file.exists()
+    holder.release()
+    # A begun attempt's second launch, cancelled while it waited: an interrupt, nothing run.
+    slots = process.Slots(1, threading.Event())
+    begun, holder = process.Slot(slots), process.Slot(slots)
+    assert begun.take(None)
+    begun.release()
+    assert holder.take(None)
+    cancel = threading.Event()
+    threading.Timer(0.2, cancel.set).start()
+    result = run_process(spec, cancel, begun)
     assert result.interrupted and result.returncode is None and result.ran_s == 0.0
     assert result.queued_s >= 0.15
     assert not marker_file.exists()
@@ -423,3 +438,24 @@ def test_a_slot_is_released_once_the_agent_is_gone_not_after_its_clean_up(
     other = process.Slot(slots)
     assert other.take(threading.Event())
     other.release()
+
+
+def test_attempts_begin_in_the_order_they_were_created_and_one_that_never_launches_yields() -> None:
+    slots = process.Slots(1, threading.Event())
+    first, second, third = (process.Slot(slots) for _ in range(3))
+    order: list[str] = []
+
+    def take(name: str, slot: process.Slot) -> None:
+        assert slot.take(None)
+        order.append(name)
+        slot.release()
+
+    # The third is ready first, but waits for the first (not begun yet) and the second.
+    late = threading.Thread(target=take, args=("third", third))
+    late.start()
+    late.join(0.3)
+    assert late.is_alive() and not order
+    second.release()  # the second ended before its agent: it gives up its turn
+    take("first", first)
+    late.join(5)
+    assert order == ["first", "third"]

@@ -35,7 +35,7 @@ from agent_benchmarks.records import PredictionRow, Status, Task, ToolCall
 from agent_benchmarks.redact import redact_text
 from agent_benchmarks.runner.executor import Executor, ProcessLauncher
 from agent_benchmarks.runner.plan import AttemptKey
-from agent_benchmarks.runner.process import ProcessResult, run_process
+from agent_benchmarks.runner.process import AttemptNotBegun, ProcessResult, run_process
 from agent_benchmarks.runner.progress import RunProgress
 from agent_benchmarks.runner.scratch import new_attempt_tmpdir, sweep_attempt_tmpdirs
 from agent_benchmarks.runner.session import TaskSession
@@ -142,6 +142,10 @@ class AttemptRunner:
                     outcome.details["web"] = web_details(self.web.mode, outcome.web_requests)
                 prediction, answer_details = self.session.finish(prepared, outcome)
             scrub_secrets(workdir)
+        except AttemptNotBegun:
+            # The pool stopped before the agent's spawn: no row, and nothing of the attempt.
+            shutil.rmtree(workdir, ignore_errors=True)
+            raise
         except ProxyFailed as exc:  # the run's web is gone: infrastructure, retried on resume
             outcome = AgentOutcome(
                 status="error", output="", error_class="web_proxy", error=str(exc)

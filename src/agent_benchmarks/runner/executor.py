@@ -20,7 +20,14 @@ from typing import Any, Protocol
 
 from agent_benchmarks.records import PredictionRow
 from agent_benchmarks.runner.plan import AttemptKey
-from agent_benchmarks.runner.process import ProcessResult, ProcessSpec, Slot, Slots, run_process
+from agent_benchmarks.runner.process import (
+    AttemptNotBegun,
+    ProcessResult,
+    ProcessSpec,
+    Slot,
+    Slots,
+    run_process,
+)
 
 # Runs one attempt's agent process to its end (the event: kill it now).
 ProcessLauncher = Callable[[ProcessSpec, threading.Event], ProcessResult]
@@ -75,8 +82,10 @@ class LocalPool:
     """``workers`` attempts at once on this machine.
 
     Twice as many attempt threads as workers share ``workers`` slots (:class:`Slots`): an
-    attempt holds one from its start until its agent's processes are gone, so its clean-up
-    (reading what the agent left, its row) overlaps the next attempt's agent."""
+    attempt holds one from its agent's spawn until its agent's processes are gone, so its
+    set-up and its clean-up (reading what the agent left, its row) overlap the other
+    attempts' agents. An attempt the pool stopped before its agent's spawn leaves no row
+    and no folder (:class:`AttemptNotBegun`)."""
 
     threads_per_worker = 2
 
@@ -103,11 +112,6 @@ class LocalPool:
     def service_host(self) -> str:
         return "127.0.0.1"
 
-    def _begin(self) -> Slot | None:
-        """Wait until another attempt may begin: its slot, or None once the pool stopped."""
-        slot = Slot(self._slots)
-        return slot if slot.take(self._kill) else None
-
     def _launcher(self, slot: Slot | None, waited: list[float]) -> ProcessLauncher:
         """How an attempt runs its agent process: here, in its slot. The time a second
         launch waited for a slot goes to ``waited``."""
@@ -127,20 +131,24 @@ class LocalPool:
             queue.SimpleQueue()
         )
         lock = threading.Lock()
+        taking = threading.Lock()
 
         def worker() -> None:
             try:
-                while (slot := self._begin()) is not None:
-                    try:
-                        item = todo.get_nowait()
-                    except queue.Empty:
-                        slot.release()
-                        return
+                while not self._stop.is_set():
+                    with taking:  # an attempt's place in the order agents start
+                        try:
+                            item = todo.get_nowait()
+                        except queue.Empty:
+                            return
+                        slot = Slot(self._slots)  # taken at the agent's spawn
                     run_attempt, key = item
                     started = time.monotonic()
                     waited: list[float] = []
                     try:
                         row = run_attempt(key, self._kill, self._launcher(slot, waited))
+                    except AttemptNotBegun:
+                        return  # the pool stopped before this agent could start
                     finally:
                         slot.release()  # an attempt that ended before its agent ran
                         with lock:

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import errno
 import functools
+import heapq
+import itertools
 import math
 import os
 import re
@@ -117,57 +119,103 @@ class ProcessResult:
     lost: str | None = None
 
 
+class AttemptNotBegun(Exception):
+    """The pool stopped (or was cancelled) while this attempt waited for its first slot:
+    its agent never ran, so it has no row, and a resume runs it."""
+
+
 class Slots:
-    """At most ``n`` attempts at once hold a slot: from the start of their set-up until
-    their agent's processes are gone (:class:`Slot`). Their clean-up after (parsing what the
-    agent left, their row) holds none, so it overlaps the next attempt instead of leaving
-    a worker idle; the agents running at once stay ``n``. Once ``stop`` is set no attempt
-    gets one to begin, but a begun attempt's second launch (an empty answer's retry) does."""
+    """At most ``n`` attempts at once hold a slot: from their agent's spawn until its
+    processes are gone (:class:`Slot`). Their set-up before (the attempt folder, the
+    command) and their clean-up after (parsing what the agent left, their row) hold none,
+    so both overlap other attempts' agents instead of leaving a worker idle; the agents
+    running at once stay ``n``. Once ``stop`` is set no attempt gets one to begin, but a
+    begun attempt's second launch (an empty answer's retry) does.
+
+    Attempts begin in the order they were created (their :class:`Slot`, made as an
+    attempt is taken from the queue), whichever thread finished its set-up first: with one
+    worker, rows come in the order of the tasks."""
 
     def __init__(self, n: int, stop: threading.Event):
-        self._free = threading.Semaphore(n)
+        self._free = n
         self._stop = stop
+        self._changed = threading.Condition()
+        self._tickets = itertools.count()
+        self._unbegun: list[int] = []  # tickets of attempts not begun yet, a heap
 
-    def take(self, cancel: threading.Event | None, *, beginning: bool) -> bool:
-        """Wait for a free slot; False, holding none, if ``cancel`` is set first (or, for an
-        attempt ``beginning``, the pool stopped)."""
+    def ticket(self) -> int:
+        """A new attempt's place in the order attempts begin."""
+        with self._changed:
+            ticket = next(self._tickets)
+            heapq.heappush(self._unbegun, ticket)
+            return ticket
 
-        def refused() -> bool:
-            if beginning and self._stop.is_set():
+    def take(self, cancel: threading.Event | None, ticket: int) -> bool:
+        """Wait for a free slot (and, for an attempt's first launch, for every attempt
+        created before it to have begun or ended); False, holding none, if ``cancel`` is
+        set first (or, for a first launch, the pool stopped)."""
+        with self._changed:
+            beginning = ticket in self._unbegun
+
+            def refused() -> bool:
+                if beginning and self._stop.is_set():
+                    return True
+                return cancel is not None and cancel.is_set()
+
+            try:
+                while not (self._free and (not beginning or self._unbegun[0] == ticket)):
+                    if refused():
+                        return False
+                    self._changed.wait(_CANCEL_POLL_S)
+                if refused():
+                    return False
+                self._free -= 1
                 return True
-            return cancel is not None and cancel.is_set()
+            finally:
+                if beginning:
+                    self.forget(ticket)
 
-        while not self._free.acquire(timeout=_CANCEL_POLL_S):
-            if refused():
-                return False
-        if refused():
-            self._free.release()
-            return False
-        return True
+    def forget(self, ticket: int) -> None:
+        """The attempt ``ticket`` begun, or ended before its agent: later ones may begin."""
+        with self._changed:
+            if ticket in self._unbegun:
+                self._unbegun.remove(ticket)
+                heapq.heapify(self._unbegun)
+                self._changed.notify_all()
 
     def release(self) -> None:
-        self._free.release()
+        with self._changed:
+            self._free += 1
+            self._changed.notify_all()
 
 
 class Slot:
-    """One attempt's hold on a slot of :class:`Slots`: taken when it begins, released once
-    its agent's processes are gone, taken again for a second launch."""
+    """One attempt's hold on a slot of :class:`Slots`: taken when its agent is spawned,
+    released once its agent's processes are gone, taken again for a second launch."""
 
     def __init__(self, slots: Slots):
         self._slots = slots
+        self._ticket = slots.ticket()
         self._held = False
         self._begun = False
 
     def take(self, cancel: threading.Event | None) -> bool:
+        """Hold the slot; False if ``cancel`` came first. Raises :class:`AttemptNotBegun`
+        when the attempt's first launch is refused (the pool stopped, or ``cancel``)."""
         if not self._held:
-            self._held = self._slots.take(cancel, beginning=not self._begun)
+            self._held = self._slots.take(cancel, self._ticket)
+            if not self._begun and not self._held:
+                raise AttemptNotBegun
             self._begun = True
         return self._held
 
     def release(self) -> None:
+        """Give the slot back (if held); an attempt that never launched gives up its turn."""
         if self._held:
             self._held = False
             self._slots.release()
+        elif not self._begun:
+            self._slots.forget(self._ticket)
 
 
 def run_process(
@@ -205,17 +253,25 @@ def run_process(
     stdin_bytes = None if spec.stdin_text is None else spec.stdin_text.encode()
     argv = _capped_argv(spec.argv, cgroup, rlimit_bytes)
 
-    def never_started(**why: Any) -> ProcessResult:
-        """Undo the set-up of a process that did not start, and say why."""
+    def undo_setup() -> None:
         if cgroup is not None:
             cgroup.remove()
         if own_tmpdir:
             shutil.rmtree(tmpdir, ignore_errors=True)
+
+    def never_started(**why: Any) -> ProcessResult:
+        """Undo the set-up of a process that did not start, and say why."""
+        undo_setup()
         return ProcessResult(returncode=None, stdout="", stderr="", **why)
 
     waiting_since = time.monotonic()
-    if slot is not None and not slot.take(cancel):
-        # Cancelled before it could start: nothing ran, and it says so as an interrupt.
+    try:
+        refused = slot is not None and not slot.take(cancel)
+    except AttemptNotBegun:
+        undo_setup()
+        raise
+    if refused:
+        # A second launch cancelled before it could start: nothing ran, and it says so.
         return never_started(
             duration_s=0.0,
             interrupted=True,
