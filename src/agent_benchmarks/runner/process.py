@@ -153,7 +153,8 @@ class Slots:
     def take(self, cancel: threading.Event | None, ticket: int) -> bool:
         """Wait for a free slot (and, for an attempt's first launch, for every attempt
         created before it to have begun or ended); False, holding none, if ``cancel`` is
-        set first (or, for a first launch, the pool stopped)."""
+        set first. A first launch refused (``cancel``, or the pool stopped) raises
+        :class:`AttemptNotBegun`."""
         with self._changed:
             beginning = ticket in self._unbegun
 
@@ -165,9 +166,11 @@ class Slots:
             try:
                 while not (self._free and (not beginning or self._unbegun[0] == ticket)):
                     if refused():
-                        return False
+                        break
                     self._changed.wait(_CANCEL_POLL_S)
                 if refused():
+                    if beginning:
+                        raise AttemptNotBegun
                     return False
                 self._free -= 1
                 return True
@@ -197,16 +200,11 @@ class Slot:
         self._slots = slots
         self._ticket = slots.ticket()
         self._held = False
-        self._begun = False
 
     def take(self, cancel: threading.Event | None) -> bool:
-        """Hold the slot; False if ``cancel`` came first. Raises :class:`AttemptNotBegun`
-        when the attempt's first launch is refused (the pool stopped, or ``cancel``)."""
+        """Hold the slot; False if ``cancel`` came first (:meth:`Slots.take`)."""
         if not self._held:
             self._held = self._slots.take(cancel, self._ticket)
-            if not self._begun and not self._held:
-                raise AttemptNotBegun
-            self._begun = True
         return self._held
 
     def release(self) -> None:
@@ -214,8 +212,8 @@ class Slot:
         if self._held:
             self._held = False
             self._slots.release()
-        elif not self._begun:
-            self._slots.forget(self._ticket)
+        else:
+            self._slots.forget(self._ticket)  # nothing if it has begun
 
 
 def run_process(
