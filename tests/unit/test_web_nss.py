@@ -3,7 +3,6 @@ libnss3 (web/nss.py), holding the CA and nothing of this machine's stores."""
 
 from __future__ import annotations
 
-import ctypes
 import re
 import ssl
 import subprocess
@@ -14,11 +13,6 @@ import pytest
 import trustme
 
 from agent_benchmarks.web.nss import NssError, make_trusting_db
-
-try:  # Chromium's own dependency: installed with it (scripts/test does), absent without it
-    ctypes.CDLL("libnss3.so")
-except OSError:
-    pytest.skip("libnss3 is not installed (it comes with Chromium)", allow_module_level=True)
 
 
 def _ca_file(tmp_path: Path) -> tuple[Path, bytes]:
