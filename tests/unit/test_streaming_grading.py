@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.console import Console
@@ -124,9 +126,14 @@ def test_a_grader_failing_in_the_grading_process_fails_the_grading(
 ) -> None:
     predictions = golden_runs.ours(tmp_path / "gaia", "gaia")
     monkeypatch.setattr(scorecard, "_BATCH_ROWS", 5)
+    monkeypatch.setattr(scorecard._GradingProcess, "possible", staticmethod(lambda g: True))
     grader = GaiaGrader()
+    reading_process = os.getpid()
+    works_here = grader.grade
 
-    def broken(rows: object) -> list[scorecard.Grade]:
+    def broken(rows: Any) -> list[scorecard.Grade]:
+        if os.getpid() == reading_process:  # the last batch is graded here: it works
+            return works_here(rows)
         raise ZeroDivisionError("the scorer broke")
 
     monkeypatch.setattr(grader, "grade", broken)
