@@ -132,7 +132,7 @@ def test_a_grader_failing_in_the_grading_process_fails_the_grading(
     works_here = grader.grade
 
     def broken(rows: Any) -> list[scorecard.Grade]:
-        if os.getpid() == reading_process:  # the last batch is graded here: it works
+        if os.getpid() == reading_process:  # works here: only the grading process fails
             return works_here(rows)
         raise ZeroDivisionError("the scorer broke")
 

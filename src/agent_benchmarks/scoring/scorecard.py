@@ -466,9 +466,9 @@ class _Scorecard:
             _graded(final, row, Grade(0.0, False, {"not_graded": row.status}))
 
     def grade_batch(self, more_to_come: bool = False) -> None:
-        """Grade the rows gathered so far: in the grading process when the file has more
-        batches to come (started at the first such batch), else here, after the batches
-        in flight."""
+        """Grade the rows gathered so far: in the grading process once there is one (it
+        starts at the first full batch, so a file of one batch is graded here), else here.
+        With no more batches to come, every batch in flight is applied before returning."""
         batch, self.batch, self.batch_bytes = self.batch, [], 0
         if batch and more_to_come and self.apart and self.process is None:
             self.process = _GradingProcess(self.grader)
