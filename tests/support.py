@@ -212,3 +212,29 @@ def left_running(run_dir: Path) -> list[str]:
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             continue
     return found
+
+
+def gaia_mcp_run(
+    gaia_file: Path, model_root: str, run_dir: Path, *flags: str, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """``gaia-mcp-run`` on the one task ``g1-plain`` of ``gaia_file``, Claude Code's model
+    the scripted server at ``model_root`` (a scaffold run), with the stack's ``flags``."""
+    from agent_benchmarks.localweb.models import API_KEY
+
+    return run_cli(
+        "gaia-mcp-run",
+        *flags,
+        "--dataset-file",
+        str(gaia_file),
+        "--task-ids",
+        "g1-plain",
+        "--base-url",
+        f"{model_root}/task/{{task_id}}",
+        "--auth",
+        "api-key",
+        "--scaffold",
+        "--out-dir",
+        str(run_dir),
+        env={"ANTHROPIC_API_KEY": API_KEY},
+        timeout=timeout,
+    )

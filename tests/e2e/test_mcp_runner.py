@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from agent_benchmarks.localweb.models import (
-    API_KEY,
     Conversation,
     Fault,
     FinalAnswer,
@@ -21,7 +20,7 @@ from agent_benchmarks.localweb.models import (
 )
 from agent_benchmarks.localweb.site import LocalSite
 from agent_benchmarks.records import Manifest, PredictionRow, Scores
-from tests.support import left_running, run_cli
+from tests.support import gaia_mcp_run, left_running, run_cli
 
 pytestmark = pytest.mark.e2e
 
@@ -50,7 +49,12 @@ EXPECTED_FAILURES: dict[str, dict[str, str]] = {
         # interactive elements: the spec card's text is out of reach.
         "shadow-battery": "not found",
     },
+    "playwright": {},
+    "chrome-devtools": {},
+    "cli-agent-browser": {},
 }
+# The flags that choose a stack, where its name is not simply --backend's.
+STACK_FLAGS = {"cli-agent-browser": ["--backend", "cli", "--cli", "agent-browser"]}
 
 
 @pytest.mark.parametrize("backend", sorted(EXPECTED_FAILURES))
@@ -60,8 +64,7 @@ def test_localweb_end_to_end_on_each_backend(backend: str, tmp_path: Path) -> No
     run_dir = tmp_path / backend
     proc = run_cli(
         "localweb-mcp-run",
-        "--backend",
-        backend,
+        *STACK_FLAGS.get(backend, ["--backend", backend]),
         "--workers",
         "2",
         "--out-dir",
@@ -105,6 +108,26 @@ def test_localweb_end_to_end_on_each_backend(backend: str, tmp_path: Path) -> No
         # with its Chrome profile is removed when the attempt ends
         assert not list(run_dir.glob("attempts/*/*/home/.config/browseruse"))
         assert not list(run_dir.glob("attempts/*/*/browser-use-home"))
+    if backend in ("playwright", "chrome-devtools"):
+        program = f"{backend}-mcp"
+        assert manifest.programs[program].endswith(
+            {"playwright": "0.0.83", "chrome-devtools": "1.11.0"}[backend]
+        )
+        assert manifest.programs["chromium"].startswith("Chromium ")
+        assert "browser_take_screenshot" in settings["excluded_tools"] or (
+            "take_screenshot" in settings["excluded_tools"]
+        )
+        # the server's files (Playwright's snapshots) stayed in the attempt's temp folder
+        assert not list(run_dir.glob("attempts/*/*/.playwright-mcp"))
+    if backend == "cli-agent-browser":
+        assert settings["cli"] == "agent-browser" and settings["allowed_tools"] == ["shell"]
+        assert manifest.programs["agent-browser"].startswith("agent-browser 0.")
+        # every command line the agent ran is in its trace and in the shell's log
+        for row in rows:
+            commands = [c.args["command"] for c in row.trace]
+            assert commands and all(c.startswith("agent-browser ") for c in commands)
+            assert row.details["refused_calls"] == []
+        assert len(list(run_dir.glob("attempts/*/*/cli-shell.jsonl"))) == 21
     # Nothing of any attempt runs on: claude, the MCP server, agent-browser daemons and
     # the browsers carry the run folder in their argv or environment.
     assert not left_running(run_dir)
@@ -209,24 +232,7 @@ class LeaveTheBrowser(StepPolicy):
 
 
 def _gaia_mcp(gaia_file: Path, server: ScriptedModelServer, run_dir: Path, *extra: str):
-    return run_cli(
-        "gaia-mcp-run",
-        "--backend",
-        "lightpanda",
-        "--dataset-file",
-        str(gaia_file),
-        "--task-ids",
-        "g1-plain",
-        "--base-url",
-        f"{server.root_url}/task/{{task_id}}",
-        "--auth",
-        "api-key",
-        "--scaffold",
-        "--out-dir",
-        str(run_dir),
-        *extra,
-        env={"ANTHROPIC_API_KEY": API_KEY},
-    )
+    return gaia_mcp_run(gaia_file, server.root_url, run_dir, "--backend", "lightpanda", *extra)
 
 
 @pytest.mark.parametrize("surface", ["upstream", "strict"])

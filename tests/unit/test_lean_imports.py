@@ -88,9 +88,12 @@ def test_help_loads_only_its_own_backend_and_no_heavy_library(command: str) -> N
     }[command]
     assert own in backends
     # What the backends share: Lightpanda's binary checks and trace, the MCP stream parser,
-    # the stacks' routing through a recorded web's proxy.
+    # the browser MCP servers (and the cli backend's shell names), the stacks' routing
+    # through a recorded web's proxy.
     assert backends - {own} <= {
         "agent_benchmarks.backends.base",
+        "agent_benchmarks.backends.mcp_servers",
+        "agent_benchmarks.backends.cli_shell",
         "agent_benchmarks.backends.lightpanda",
         "agent_benchmarks.backends.lightpanda_trace",
         "agent_benchmarks.backends.programs",

@@ -32,12 +32,10 @@ import sys
 import tempfile
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-import anyio
 from pydantic import BaseModel, ConfigDict
 
 from agent_benchmarks.attachments import message_attachments
@@ -50,25 +48,19 @@ from agent_benchmarks.backends.base import (
 )
 from agent_benchmarks.backends.claude_stream import ClaudeRun, audit_calls, parse_stream
 from agent_benchmarks.backends.lightpanda import bundled_binary, check_binary
-from agent_benchmarks.backends.programs import (
-    REPO,
-    agent_browser_programs,
-    node_binary,
-    program_version,
-    short_id,
+from agent_benchmarks.backends.mcp_servers import (
+    SERVER_NAME,
+    SERVERS,
+    McpServerDef,
+    find_server_programs,
+    probe_tools,
+    tool_arguments,
 )
-from agent_benchmarks.backends.web_routing import (
-    AGENT_BROWSER_LIGHTPANDA_WEB_ROUTING,
-    AGENT_BROWSER_WEB_ROUTING,
-    BROWSER_USE_WEB_ROUTING,
-    LIGHTPANDA_WEB_ROUTING,
-    agent_browser_web_env,
-    browser_use_web_env,
-    lightpanda_web_args,
-)
+from agent_benchmarks.backends.programs import node_binary, program_version
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.pricing import PriceTable, load_price_table
 from agent_benchmarks.provenance import default_run_dir
+from agent_benchmarks.records import ToolCall
 from agent_benchmarks.redact import add_secret, secrets_in_json
 from agent_benchmarks.runner.process import ProcessResult, ProcessSpec
 from agent_benchmarks.search import (
@@ -88,13 +80,6 @@ from agent_benchmarks.search import SERVER_NAME as SEARCH_SERVER_NAME
 from agent_benchmarks.spec import Options, option
 from agent_benchmarks.web.service import AttemptWeb
 
-WRAPPER = REPO / "competitors" / "agent-browser-mcp" / "agent_browser_mcp.py"
-# browser-use lives in its own pinned environment (competitors/browser-use/uv.lock): in the
-# harness's environment it would pin anthropic, mcp, datasets and pydantic to old releases.
-BROWSER_USE_PROJECT = REPO / "competitors" / "browser-use"
-BROWSER_USE_PYTHON = BROWSER_USE_PROJECT / ".venv" / "bin" / "python"
-BROWSER_USE_INSTALL = "uv sync --locked --project competitors/browser-use"
-SERVER_NAME = "browser"  # tools reach the model as mcp__browser__<tool>
 WEB_SEARCH_TOOL = f"mcp__{SEARCH_SERVER_NAME}__{TOOL_NAME}"  # --search tavily's one search
 SEARCH_LOG = "search.jsonl"  # in the attempt folder: the web_search server's call log
 # Upstream's defaults: its MCP runner passes the alias `sonnet`, sets no turn cap and gives
@@ -142,38 +127,6 @@ QUIET_ENV = {
 }
 
 
-@dataclass(frozen=True)
-class McpServerDef:
-    """One browser MCP server: how to start it and which of its tools are out of bounds."""
-
-    name: str
-    # (settings, attempt folder, attempt temp folder) -> the mcp-config entry
-    server: Callable[[McpSettings, Path, Path], dict[str, Any]]
-    # tool -> why it is excluded, on every surface, and on the strict surface besides
-    excluded: dict[str, str] = field(default_factory=dict)
-    strict_excluded: dict[str, str] = field(default_factory=dict)
-    programs: Callable[[McpSettings], dict[str, str]] = lambda settings: {}
-    # The server's own web search tools, withheld unless --search native.
-    search_tools: tuple[str, ...] = ()
-    # --web record|replay: (its mcp-config entry, the attempt's proxy, the attempt's temp
-    # folder) -> the entry with its browser sent through the proxy, trusting the archive's
-    # CA; and how, for the manifest. None: the server's browser cannot be routed, and --web
-    # is refused. A Chromium server trusts the CA from an NSS database the run makes.
-    route_web: Callable[[dict[str, Any], AttemptWeb, Path], dict[str, Any]] | None = None
-    web_routing: str | None = None
-    web_nss_db: bool = False
-
-    def excluded_on(self, surface: str, search: str = DEFAULT_SEARCH) -> dict[str, str]:
-        """The tools ``surface`` and ``search`` keep from the model, each with why."""
-        excluded = self.excluded | (self.strict_excluded if surface == "strict" else {})
-        if search != "native":
-            why = f"--search {search}: " + (
-                "the one search is web_search" if search == "tavily" else "no search tool"
-            )
-            excluded |= {tool: why for tool in self.search_tools if tool not in excluded}
-        return excluded
-
-
 class McpSettings(BaseModel):
     """What defines an MCP run besides the model; stored in the manifest for --resume."""
 
@@ -190,6 +143,8 @@ class McpSettings(BaseModel):
     lightpanda: str
     agent_browser: str | None = None
     browser_use_python: str | None = None
+    server_program: str | None = None  # the MCP server's npm program, or --cli's program
+    cli: str | None = None  # --backend cli: the program, as the agent names it
     base_url: str | None = None  # ANTHROPIC_BASE_URL (a proxy, or the scripted model)
     allowed_tools: list[str] = []
     excluded_tools: list[str] = []
@@ -202,224 +157,11 @@ class McpSettings(BaseModel):
     search_base_url: str | None = None
 
 
-def _lightpanda_server(settings: McpSettings, workdir: Path, tmpdir: Path) -> dict[str, Any]:
-    return {
-        "type": "stdio",
-        "command": settings.lightpanda,
-        "args": ["mcp"],
-        "env": {"LIGHTPANDA_DISABLE_TELEMETRY": "true"},
-    }
-
-
-def _lightpanda_route_web(server: dict[str, Any], web: AttemptWeb, tmpdir: Path) -> dict[str, Any]:
-    return server | {"args": [*server["args"], *lightpanda_web_args(web)]}
-
-
-def _agent_browser_env(settings: McpSettings, workdir: Path, tmpdir: Path) -> dict[str, str]:
-    return {
-        "AGENT_BROWSER_BIN": settings.agent_browser or "agent-browser",
-        # One daemon per attempt: sessions never share a browser, and the wrapper closes
-        # it when Claude Code ends the server.
-        "AGENT_BROWSER_SESSION": f"ab-{os.getpid()}-{short_id(workdir)}",
-        "AGENT_BROWSER_NO_VERSION_CHECK": "1",
-        "HOME": str(workdir / "home"),
-        # agent-browser's socket path must stay under 103 bytes; HOME may be deep.
-        "AGENT_BROWSER_SOCKET_DIR": str(tmpdir / "sockets"),
-    }
-
-
-def _agent_browser_server(settings: McpSettings, workdir: Path, tmpdir: Path) -> dict[str, Any]:
-    return {
-        "type": "stdio",
-        "command": sys.executable,
-        "args": [str(WRAPPER)],
-        "env": _agent_browser_env(settings, workdir, tmpdir)
-        | {"AGENT_BROWSER_MCP_SURFACE": settings.surface},
-    }
-
-
-def _agent_browser_route_web(
-    server: dict[str, Any], web: AttemptWeb, tmpdir: Path
-) -> dict[str, Any]:
-    lightpanda = server["env"].get("AGENT_BROWSER_EXECUTABLE_PATH")  # set on Lightpanda
-    return server | {"env": server["env"] | agent_browser_web_env(web, tmpdir, lightpanda)}
-
-
-def _agent_browser_lightpanda_server(
-    settings: McpSettings, workdir: Path, tmpdir: Path
-) -> dict[str, Any]:
-    server = _agent_browser_server(settings, workdir, tmpdir)
-    server["env"] |= {
-        "AGENT_BROWSER_ENGINE": "lightpanda",
-        "AGENT_BROWSER_EXECUTABLE_PATH": settings.lightpanda,
-    }
-    return server
-
-
 def installed_versions(settings: McpSettings) -> dict[str, str]:
     """The versions of every program an attempt with ``settings`` runs, on this machine."""
     versions = check_binary(Path(settings.lightpanda))
     versions["claude-code"] = program_version([settings.claude, "--version"])
     return versions | SERVERS[settings.backend].programs(settings)
-
-
-def _agent_browser_programs(settings: McpSettings) -> dict[str, str]:
-    return agent_browser_programs(settings.agent_browser or "agent-browser")
-
-
-def _chromium_programs(settings: McpSettings) -> dict[str, str]:
-    return _agent_browser_programs(settings) | {
-        "chromium": program_version(["chromium", "--version"])
-    }
-
-
-def _browser_use_server(settings: McpSettings, workdir: Path, tmpdir: Path) -> dict[str, Any]:
-    # browser-use's own HOME, in the attempt's temp folder (removed when the attempt ends):
-    # it keeps its Chrome profile under ~/.config/browseruse whatever BROWSER_USE_CONFIG_DIR
-    # says, and parallel workers sharing a profile hang on Chrome's lock.
-    home = tmpdir / "browser-use-home"
-    return {
-        "type": "stdio",
-        "command": settings.browser_use_python or str(BROWSER_USE_PYTHON),
-        "args": ["-m", "browser_use.mcp.server"],
-        "env": {
-            "BROWSER_USE_HEADLESS": "true",
-            "BROWSER_USE_DISABLE_EXTENSIONS": "true",
-            "ANONYMIZED_TELEMETRY": "false",
-            "BROWSER_USE_CLOUD_SYNC": "false",
-            "BROWSER_USE_VERSION_CHECK": "false",
-            "BROWSER_USE_CONFIG_DIR": str(home / "config"),
-            "HOME": str(home),
-        },
-    }
-
-
-def _browser_use_route_web(server: dict[str, Any], web: AttemptWeb, tmpdir: Path) -> dict[str, Any]:
-    home = Path(server["env"]["HOME"])  # already in the attempt's temp folder
-    return server | {"env": server["env"] | browser_use_web_env(web, home)}
-
-
-def _browser_use_programs(settings: McpSettings) -> dict[str, str]:
-    python = settings.browser_use_python or str(BROWSER_USE_PYTHON)
-    probe = "import importlib.metadata as m; print(m.version('browser-use'))"
-    return {
-        "browser-use": program_version([python, "-c", probe]),
-        "chromium": program_version(["chromium", "--version"]),
-    }
-
-
-# What each surface keeps from the model, and why. Upstream's allow-list for Lightpanda
-# (goto, tree, markdown, extract, structuredData, findElement, interactiveElements, links,
-# search, click, fill, hover, selectOption, setChecked, press, scroll, waitForSelector,
-# nodeDetails, getCookies, getEnv, getUrl, eval, consoleLogs, detectForms) leaves out the
-# tools below; every other tool `lightpanda mcp` lists is offered.
-_NOT_BROWSING = "not browsing (script saving, HTTP-only sessions); not in upstream's allow-list"
-_LIGHTPANDA_EXCLUDED = {
-    "screenshot": "multimodal (a text-only comparison); not in upstream's allow-list",
-    "save": _NOT_BROWSING,
-    "session_new": _NOT_BROWSING,
-    "session_list": _NOT_BROWSING,
-    "session_close": _NOT_BROWSING,
-}
-_SESSION_TOOLS = "session bookkeeping, not browsing; denied by upstream too"
-_BROWSER_USE_EXCLUDED = {
-    "browser_screenshot": "multimodal (a text-only comparison); denied by upstream too",
-    "retry_with_browser_use_agent": "hands the task to browser-use's own LLM loop (a second "
-    "model, tokens the row cannot count); denied by upstream too",
-    "browser_list_sessions": _SESSION_TOOLS,
-    "browser_close_session": _SESSION_TOOLS,
-    "browser_close_all": _SESSION_TOOLS,
-}
-_STRICT_ONLY = "strict surface: "
-
-SERVERS: dict[str, McpServerDef] = {
-    "lightpanda": McpServerDef(
-        "lightpanda",
-        _lightpanda_server,
-        _LIGHTPANDA_EXCLUDED,
-        {"search": _STRICT_ONLY + "a web search engine, not the browser"},
-        search_tools=("search",),
-        route_web=_lightpanda_route_web,
-        web_routing="lightpanda mcp: " + LIGHTPANDA_WEB_ROUTING,
-    ),
-    "agent-browser": McpServerDef(
-        "agent-browser",
-        _agent_browser_server,
-        programs=_chromium_programs,
-        route_web=_agent_browser_route_web,
-        web_routing=AGENT_BROWSER_WEB_ROUTING,
-        web_nss_db=True,
-    ),
-    "agent-browser-lightpanda": McpServerDef(
-        "agent-browser-lightpanda",
-        _agent_browser_lightpanda_server,
-        programs=_agent_browser_programs,
-        route_web=_agent_browser_route_web,
-        web_routing=AGENT_BROWSER_LIGHTPANDA_WEB_ROUTING,
-    ),
-    "browser-use": McpServerDef(
-        "browser-use",
-        _browser_use_server,
-        _BROWSER_USE_EXCLUDED,
-        {
-            "browser_extract_content": _STRICT_ONLY + "hands the page to browser-use's own "
-            "LLM (a second model, tokens the row cannot count); upstream allowed it"
-        },
-        programs=_browser_use_programs,
-        route_web=_browser_use_route_web,
-        web_routing=BROWSER_USE_WEB_ROUTING,
-        web_nss_db=True,
-    ),
-}
-
-
-async def _list_tools(server: dict[str, Any], cwd: Path) -> dict[str, list[str]]:
-    from mcp import ClientSession, StdioServerParameters
-    from mcp.client.stdio import stdio_client
-
-    params = StdioServerParameters(
-        command=server["command"],
-        args=server["args"],
-        # Claude Code hands a server its own environment (TMPDIR included) plus the entry's
-        # env; the probe does the same with its scratch folder as TMPDIR, so that what the
-        # server's browser writes to temp goes with the scratch folder.
-        env={**os.environ, "TMPDIR": str(cwd), **server.get("env", {})},
-        cwd=str(cwd),
-    )
-    with anyio.fail_after(60):
-        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
-            tools = (await session.list_tools()).tools
-    return {tool.name: _argument_names(tool.input_schema) for tool in tools}
-
-
-def _argument_names(schema: dict[str, Any]) -> list[str]:
-    required = set(schema.get("required") or ())
-    return [f"{name}*" if name in required else name for name in schema.get("properties") or {}]
-
-
-def discover_tools(definition: McpServerDef, settings: McpSettings, scratch: Path) -> list[str]:
-    """The tools the server really offers, asked over MCP (also proves it starts)."""
-    return list(_tool_arguments(definition, settings, scratch))
-
-
-def _tool_arguments(
-    definition: McpServerDef, settings: McpSettings, scratch: Path
-) -> dict[str, list[str]]:
-    """Each tool the server offers, in its order, with its argument names."""
-    server = definition.server(settings, scratch, scratch)
-    (scratch / "home").mkdir(parents=True, exist_ok=True)
-    return _probe_tools(server, scratch, f"--backend {definition.name}")
-
-
-def _probe_tools(server: dict[str, Any], scratch: Path, flag: str) -> dict[str, list[str]]:
-    try:
-        return anyio.run(_list_tools, server, scratch)
-    except Exception as exc:  # any failure to start or list is one clear message
-        raise InputError(
-            f"{flag}: its MCP server did not list its tools "
-            f"({type(exc).__name__}: {exc}); check its install (see README)"
-        ) from None
 
 
 class ClaudeMcpBackend:
@@ -438,8 +180,8 @@ class ClaudeMcpBackend:
         self.versions = versions
         # None: a scripted model's run, never priced (by the engine either: see base.py).
         self.prices = prices
-        self.name = f"claude-mcp/{config.backend}"
-        if definition.route_web is not None:
+        self.name = f"claude-mcp/{definition.stack(config)}"
+        if definition.routes_web(config):
             self.web_routing = definition.web_routing
             self.web_nss_db = definition.web_nss_db
         self._model_ids: set[str] = set()  # the ids the attempts' streams named
@@ -545,6 +287,9 @@ class ClaudeMcpBackend:
             built_ins=set(self.config.built_in_tools) | self._search_tools(),
             refusals=run.refusals,
         )
+        refused = in_call_order(
+            run.calls, audit.refused_calls + self.definition.refusals(prepared.workdir)
+        )
         if run.model is not None:
             with self._lock:
                 self._model_ids.add(run.model)
@@ -560,8 +305,8 @@ class ClaudeMcpBackend:
             "budget_exhausted": run.subtype if run.subtype in BUDGET_SUBTYPES else None,
             "contaminated": audit.contaminated,
             "foreign_calls": audit.foreign_calls,
-            "refused_calls": audit.refused_calls,
-            "n_refused_calls": len(audit.refused_calls),
+            "refused_calls": refused,
+            "n_refused_calls": len(refused),
         }
         if self.config.search_setting == "tavily":
             log = summarise_log(prepared.workdir / SEARCH_LOG)
@@ -579,6 +324,21 @@ class ClaudeMcpBackend:
             usage=run.usage.model_copy(update={"cost_usd": cost}),
             details=details,
         )
+
+
+def in_call_order(calls: list[ToolCall], refused: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The refused calls (those Claude Code refused, and those the server itself refused)
+    in the order the agent made them: each matched to its call in the trace."""
+    used: set[int] = set()
+
+    def position(entry: dict[str, Any]) -> int:
+        for index, made in enumerate(calls):
+            if index not in used and made.name == entry["name"] and made.args == entry["args"]:
+                used.add(index)
+                return index
+        return len(calls)  # not in the trace (a cut stream): last, in the order given
+
+    return [entry for _, entry in sorted(((position(e), e) for e in refused), key=lambda p: p[0])]
 
 
 def price_run(run: ClaudeRun, prices: PriceTable) -> tuple[float | None, str | None]:
@@ -668,6 +428,16 @@ class McpOptions(Options):
     browser_use_python: Path | None = option(
         help="python of an environment with browser-use (default: competitors/browser-use)"
     )
+    cli: str | None = option(
+        help="--backend cli: the browser command-line program the agent's one shell tool "
+        "runs (agent-browser from node_modules/.bin, ghostchrome or any program on PATH, "
+        "or a path); every other command is refused",
+        metavar="PROGRAM",
+    )
+    mcp_server: Path | None = option(
+        help="the MCP server program of the playwright and chrome-devtools backends "
+        "(default: node_modules/.bin)"
+    )
     max_turns: int | None = option(
         help="Claude Code's cap on model turns per task (default: none, as upstream)", ge=1
     )
@@ -745,11 +515,6 @@ def _copy_login(home: Path) -> None:
     os.chmod(target, 0o600)
 
 
-def _check_chromium() -> None:
-    if shutil.which("chromium") is None:
-        raise InputError("chromium not found: run `apt-get install -y chromium`")
-
-
 def build(request: BuildRequest) -> ClaudeMcpBackend:
     spec, options, scripted_model = request.spec, request.options, request.scripted_model
     assert isinstance(options, McpOptions)
@@ -820,26 +585,13 @@ def _surface(
         claude = node_binary(Path(claude_bin), "claude", "CLAUDE_BIN")
     else:
         claude = node_binary(options.claude, "claude", "--claude")
-    agent_browser = browser_use_python = None
-    if options.agent_browser and not options.backend.startswith("agent-browser"):
-        raise InputError(
-            f"--agent-browser: --backend {options.backend} does not use agent-browser "
-            "(only agent-browser and agent-browser-lightpanda do)"
-        )
-    if options.backend.startswith("agent-browser"):
-        agent_browser = node_binary(options.agent_browser, "agent-browser", "--agent-browser")
-        if not WRAPPER.exists():
-            raise InputError(f"the agent-browser MCP wrapper is missing at {WRAPPER}")
-    if options.backend in ("agent-browser", "browser-use"):
-        _check_chromium()
-    if options.backend == "browser-use":
-        python = Path(options.browser_use_python or BROWSER_USE_PYTHON)
-        if not os.access(python, os.X_OK):
-            raise InputError(
-                f"browser-use is not installed ({python} is missing): "
-                f"run `{BROWSER_USE_INSTALL}` in {REPO}"
-            )
-        browser_use_python = str(python)
+    programs = find_server_programs(
+        definition,
+        agent_browser=options.agent_browser,
+        browser_use_python=options.browser_use_python,
+        mcp_server=options.mcp_server,
+        cli=options.cli,
+    )
     settings = McpSettings(
         backend=options.backend,
         surface=surface,
@@ -850,8 +602,10 @@ def _surface(
         mcp_tool_timeout_ms=options.mcp_tool_timeout_ms or DEFAULT_MCP_TOOL_TIMEOUT_MS,
         max_budget_usd=options.max_budget_usd,
         lightpanda=str(lightpanda),
-        agent_browser=agent_browser,
-        browser_use_python=browser_use_python,
+        agent_browser=programs.agent_browser,
+        browser_use_python=programs.browser_use_python,
+        server_program=programs.server_program,
+        cli=programs.cli,
         base_url=options.base_url,
         search_setting=options.search or DEFAULT_SEARCH,
     )
@@ -860,11 +614,11 @@ def _surface(
     versions = installed_versions(settings)
     scratch = Path(tempfile.mkdtemp(prefix="agent-benchmarks-probe-"))
     try:
-        offered = _tool_arguments(definition, settings, scratch)
+        offered = tool_arguments(definition, settings, scratch)
         if settings.search_setting == "tavily":
             # Started once here too, so a server that cannot start is one error up front.
             search = web_search_server(scratch / SEARCH_LOG, (), settings.search_base_url)
-            tools = _probe_tools(search, scratch, "--search tavily")
+            tools = probe_tools(search, scratch, "--search tavily")
             offered[WEB_SEARCH_TOOL] = tools.get(TOOL_NAME, [])
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -907,12 +661,17 @@ def surface_listing(
     return "\n".join(lines)
 
 
+def _stack_folder(options: McpOptions) -> str:
+    """The run folder's stack part: the backend, with the program for --backend cli."""
+    return f"cli-{Path(options.cli).name}" if options.cli else options.backend
+
+
 DEFINITION = BackendDef(
     kind="mcp",
     title="Claude Code on a browser MCP server",
     options=McpOptions,
     build=build,
-    run_dir=lambda suite, options: default_run_dir(suite.name, mcp_backend=options.backend),
+    run_dir=lambda suite, options: default_run_dir(suite.name, mcp_backend=_stack_folder(options)),
     prog_suffix="-mcp-run",
     variant="backend",
     default_timeout_s=DEFAULT_TIMEOUT_S,

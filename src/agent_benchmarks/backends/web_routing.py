@@ -3,9 +3,10 @@ record|replay``), trusting the archive's CA for that attempt only. Measured per 
 this machine; the manifest records each stack's routing text.
 
 - Lightpanda (native agent, ``lightpanda mcp``): ``--http-proxy`` and ``--ca-cert``.
-- Chromium (agent-browser, browser-use): the attempt's proxy address (its own port of the
-  proxy: no credentials, which Chromium sends only when challenged, and a challenge to one
-  of its background requests opens a tab that takes the agent's place); ``<-loopback>`` as
+- Chromium (agent-browser, browser-use, Playwright's and Chrome DevTools' MCP servers): the
+  attempt's proxy address (its own port of the proxy: no credentials, which Chromium sends
+  only when challenged, and a challenge to one of its background requests opens a tab that
+  takes the agent's place); ``<-loopback>`` as
   the bypass list, removing Chromium's implicit bypass of loopback addresses (where the
   local sites the tests record listen); and the CA in the NSS database Chromium on Linux
   reads, ``$HOME/.pki/nssdb``: the attempt's HOME, in its temp folder (removed with it),
@@ -45,6 +46,11 @@ AGENT_BROWSER_LIGHTPANDA_WEB_ROUTING = (
     "agent-browser on Lightpanda: AGENT_BROWSER_PROXY, the attempt's proxy URL (agent-browser "
     "passes it to lightpanda as --http-proxy); AGENT_BROWSER_EXECUTABLE_PATH the attempt's "
     "launcher, running lightpanda with --ca-cert twice: the archive's CA and the system roots"
+)
+# Playwright's and Chrome DevTools' MCP servers on Chromium: their own proxy flags.
+CHROMIUM_MCP_WEB_ROUTING = (
+    "Chromium through the server's flags ({flags}): the attempt's proxy URL and "
+    f"'{PROXY_LOOPBACK}'; " + _NSS
 )
 BROWSER_USE_WEB_ROUTING = (
     "browser-use on Chromium: BROWSER_USE_PROXY_URL, the attempt's proxy URL; "

@@ -8,8 +8,10 @@ reach the content, the answer comes out wrong and the task's contract fails. Tha
 makes a scripted run a real test of the browser stack, and makes nothing of the model.
 
 Surfaces: :data:`LIGHTPANDA` (the native agent's tools, which ``lightpanda mcp`` shares),
-:data:`AGENT_BROWSER` (our agent-browser MCP wrapper) and :data:`BROWSER_USE` (browser-use's
-MCP server). Claude Code sees tools as ``mcp__<server>__<name>``; the policy resolves that.
+:data:`AGENT_BROWSER` (our agent-browser MCP wrapper), :data:`BROWSER_USE` (browser-use's
+MCP server), :data:`PLAYWRIGHT` (Playwright's MCP server) and :data:`CHROME_DEVTOOLS`
+(Chrome DevTools' MCP server). Claude Code sees tools as ``mcp__<server>__<name>``; the
+policy resolves that.
 """
 
 from __future__ import annotations
@@ -365,6 +367,7 @@ class AgentBrowserChatSurface(OneCallSurface):
     is a compact snapshot, a read of one element its ``outerHTML`` through ``eval``."""
 
     name = "agent-browser-chat"
+    tool = "agent_browser"
 
     def tool_call(self, step: Step, url: str | None) -> tuple[str, dict[str, Any]]:
         match step:
@@ -385,7 +388,7 @@ class AgentBrowserChatSurface(OneCallSurface):
                 words = [command, selector]
             case _:
                 raise ValueError(f"no {self.name} tool for {step!r}")
-        return "agent_browser", {"command": " ".join(["agent-browser", *map(_cli_word, words)])}
+        return self.tool, {"command": " ".join(["agent-browser", *map(_cli_word, words)])}
 
     def reading(self, step: Step, text: str) -> str:
         match step:
@@ -408,6 +411,17 @@ def _cli_word(word: str) -> str:
 
 
 AGENT_BROWSER_CHAT = AgentBrowserChatSurface()
+
+
+class AgentBrowserCliSurface(AgentBrowserChatSurface):
+    """agent-browser's CLI behind the cli backend's one ``shell`` tool: the same command
+    lines as the chat's, whose printed output is the same as the chat shows."""
+
+    name = "agent-browser-cli"
+    tool = "shell"
+
+
+AGENT_BROWSER_CLI = AgentBrowserCliSurface()
 
 
 class BrowserUseSurface:
@@ -522,6 +536,289 @@ def _option_label(select: Tag, value: str) -> str:
     if option is None:
         raise OracleStuck(f"no option {value!r} in the select")
     return _normalised(option.get_text())
+
+
+def _exists_script(selector: str) -> str:
+    return f"!!document.querySelector({json.dumps(selector)})"
+
+
+def _wait_script(step: WaitFor | WaitForText) -> str:
+    if isinstance(step, WaitForText):
+        return _text_check_script(step.selector, step.text)
+    return _exists_script(step.selector)
+
+
+class EvaluatingSurface(ABC):
+    """A surface that reads elements and polls through a JavaScript-evaluation tool, whose
+    reply wraps the script's value (as JSON) in text of the server's own.
+
+    A whole-page read is the server's snapshot; a read of one element its ``outerHTML``; a
+    wait is a poll of a script until it returns true, bounded by :attr:`max_polls` and
+    paced by :attr:`poll_pause_s` (so it does not depend on how fast the client turns
+    requests around)."""
+
+    name: str
+    max_polls = 40
+    poll_pause_s = 0.25
+
+    @abstractmethod
+    def evaluate(self, script: str) -> ToolRequest:
+        """The call that evaluates the expression ``script`` in the page."""
+
+    @abstractmethod
+    def value(self, result: ToolResult) -> Any:
+        """The script's value in an evaluation's reply; :class:`OracleStuck` if none."""
+
+    @abstractmethod
+    def snapshot_reading(self, text: str) -> str:
+        """A whole-page snapshot's reply in the oracle's reading form."""
+
+    @abstractmethod
+    def act(self, step: Step, url: str | None, results: Sequence[ToolResult]) -> Advance:
+        """Navigation, whole-page reads and actions on elements."""
+
+    def advance(self, step: Step, url: str | None, results: Sequence[ToolResult]) -> Advance:
+        done = len(results)
+        match step:
+            case WaitFor() | WaitForText():
+                if done and self.value(results[-1]) is True:
+                    return StepDone(results[-1].text)
+                if done >= self.max_polls:
+                    raise OracleStuck(f"{step.selector} did not appear after {done} polls")
+                request = self.evaluate(_wait_script(step))
+                return ToolRequest(request.name, request.args, self.poll_pause_s if done else 0)
+            case Read(selector=str(selector)) | ReadHtml(selector=selector):
+                if done == 0:
+                    return self.evaluate(_outer_html_script(selector))
+                html = str(self.value(results[-1]) or "")
+                return StepDone(html_reading(html) if isinstance(step, Read) else html)
+        return self.act(step, url, results)
+
+
+def _after_heading(text: str, heading: str) -> str | None:
+    """The section of a markdown reply under ``### heading`` (up to the next one)."""
+    found = re.search(rf"^### {re.escape(heading)}\n(.*?)(?=^### |\Z)", text, re.M | re.S)
+    return found.group(1).strip() if found else None
+
+
+def _json_value(text: str, where: str) -> Any:
+    text = text.strip()
+    if text.startswith("```"):
+        text = re.sub(r"^```\w*\n|\n?```$", "", text).strip()
+    if text == "undefined":
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise OracleStuck(f"{where}: no JSON value in {text[:200]!r}") from None
+
+
+_PLAYWRIGHT_LINE = re.compile(
+    r'^\s*- ([\w/-]+)(?: "((?:[^"\\]|\\.)*)")?((?: \[[^\]]*\])*):?\s*(.*)$'
+)
+
+
+def playwright_snapshot_reading(reply: str) -> str:
+    """Playwright MCP's snapshot (a YAML accessibility tree: ``- heading "Specs" [level=1]
+    [ref=e4]``, ``- paragraph [ref=e5]: "text"``) as text: one line per named node,
+    headings as ``#`` lines; its ``/url`` lines are dropped."""
+    lines = []
+    for raw in (_after_heading(reply, "Snapshot") or reply).splitlines():
+        found = _PLAYWRIGHT_LINE.match(raw)
+        if found is None or found.group(1).startswith("/"):
+            continue
+        role, name, attrs, rest = found.groups()
+        rest = rest.strip()
+        if rest.startswith('"') and rest.endswith('"'):
+            rest = json.loads(rest)
+        text = json.loads(f'"{name}"') if name is not None else rest
+        if not text:
+            continue
+        level = re.search(r"\[level=(\d)\]", attrs or "")
+        lines.append(f"{'#' * int(level.group(1))} {text}" if role == "heading" and level else text)
+    return "\n".join(lines)
+
+
+class PlaywrightSurface(EvaluatingSurface):
+    """Playwright's MCP server (``@playwright/mcp``): its element tools take a snapshot ref
+    or a unique selector as ``target`` (the oracle passes its selectors); ``browser_evaluate``
+    replies with the value as JSON under ``### Result``. A checkbox is ticked with a click,
+    as a model would."""
+
+    name = "playwright"
+
+    def evaluate(self, script: str) -> ToolRequest:
+        return ToolRequest("browser_evaluate", {"function": f"() => {script}"})
+
+    def value(self, result: ToolResult) -> Any:
+        if result.is_error:
+            raise OracleStuck(f"browser_evaluate failed: {result.text[:300]}")
+        body = _after_heading(result.text, "Result")
+        if body is None:
+            raise OracleStuck(f"browser_evaluate replied with no result: {result.text[:200]!r}")
+        return _json_value(body, "browser_evaluate")
+
+    def snapshot_reading(self, text: str) -> str:
+        return playwright_snapshot_reading(text)
+
+    def act(self, step: Step, url: str | None, results: Sequence[ToolResult]) -> Advance:
+        if results:
+            if results[-1].is_error:
+                raise OracleStuck(f"{type(step).__name__} failed: {results[-1].text[:300]}")
+            text = results[-1].text
+            return StepDone(self.snapshot_reading(text) if isinstance(step, Read) else text)
+        match step:
+            case Go() | Follow():
+                return ToolRequest("browser_navigate", {"url": url})
+            case Read(selector=None):
+                return ToolRequest("browser_snapshot", {})
+            case Click(selector=selector) | Check(selector=selector):
+                return ToolRequest("browser_click", {"target": selector})
+            case Fill(selector=selector, value=value):
+                return ToolRequest("browser_type", {"target": selector, "text": value})
+            case Select(selector=selector, value=value):
+                return ToolRequest("browser_select_option", {"target": selector, "values": [value]})
+        raise ValueError(f"no {self.name} tool for {step!r}")
+
+
+PLAYWRIGHT = PlaywrightSurface()
+
+
+_DEVTOOLS_LINE = re.compile(r'^\s*uid=(\S+)(?: (\w+))?(?: "((?:[^"\\]|\\.)*)")?(.*)$')
+# The role Chrome DevTools' snapshot gives each kind of element the oracle acts on.
+_DEVTOOLS_ROLES = {
+    "a": "link",
+    "button": "button",
+    "select": "combobox",
+    "textarea": "textbox",
+    "input:checkbox": "checkbox",
+    "input:radio": "radio",
+    "input:number": "spinbutton",
+    "input:submit": "button",
+}
+
+
+def _devtools_nodes(snapshot: str) -> list[tuple[str, str | None, str, str]]:
+    """(uid, role, name, the rest of the line) of each node of a DevTools snapshot."""
+    nodes = []
+    for raw in snapshot.splitlines():
+        found = _DEVTOOLS_LINE.match(raw)
+        if found is not None:
+            uid, role, name, rest = found.groups()
+            nodes.append((uid, role, json.loads(f'"{name}"') if name else "", rest))
+    return nodes
+
+
+def devtools_snapshot_reading(snapshot: str) -> str:
+    """A Chrome DevTools snapshot (``uid=1_20 heading "Specs" level="1"``, ``uid=1_23
+    "text"``) as text: one line per named node, headings as ``#`` lines."""
+    lines = []
+    for _, role, name, rest in _devtools_nodes(snapshot):
+        if not name:
+            continue
+        level = re.search(r'level="(\d)"', rest)
+        lines.append(f"{'#' * int(level.group(1))} {name}" if role == "heading" and level else name)
+    return "\n".join(lines)
+
+
+def _describe_script(selector: str) -> str:
+    """What tells the element apart in an accessibility snapshot: its kind, its accessible
+    name as a label, ``aria-label`` or its text gives it, its link, and a select's labels."""
+    return (
+        f"(() => {{ const e = document.querySelector({json.dumps(selector)}); if (!e) return null; "
+        "const label = e.getAttribute('aria-label') || (e.labels && e.labels[0] "
+        "&& e.labels[0].textContent) || e.textContent || ''; return {tag: e.localName, "
+        "type: e.getAttribute('type') || '', name: label.replace(/\\s+/g, ' ').trim(), "
+        "href: e.href || '', options: e.options ? Object.fromEntries([...e.options].map("
+        "o => [o.value, o.label])) : {}}; })()"
+    )
+
+
+class ChromeDevToolsSurface(EvaluatingSurface):
+    """Chrome DevTools' MCP server (``chrome-devtools-mcp``): every page tool takes the page
+    id (``--isolated`` opens one page, id 1, and the oracle opens no other) and acts on
+    an element by the ``uid`` its snapshot lists, never by selector. So a step on an element
+    takes three calls, as it would take a model: describe the element (kind, accessible
+    name, link) with ``evaluate_script``, take a snapshot, act on the node of that role and
+    name (and link). ``fill`` also chooses a select's option, by its label."""
+
+    name = "chrome-devtools"
+    page_id = 1
+
+    def evaluate(self, script: str) -> ToolRequest:
+        return ToolRequest(
+            "evaluate_script", {"pageId": self.page_id, "function": f"() => {script}"}
+        )
+
+    def value(self, result: ToolResult) -> Any:
+        if result.is_error or "returned:" not in result.text:
+            raise OracleStuck(f"evaluate_script failed: {result.text[:300]}")
+        return _json_value(result.text.split("returned:", 1)[1], "evaluate_script")
+
+    def snapshot_reading(self, text: str) -> str:
+        return devtools_snapshot_reading(text)
+
+    def act(self, step: Step, url: str | None, results: Sequence[ToolResult]) -> Advance:
+        done, page = len(results), {"pageId": self.page_id}
+        if done and results[-1].is_error:
+            raise OracleStuck(f"{type(step).__name__} failed: {results[-1].text[:300]}")
+        match step:
+            case Go() | Follow():
+                if done == 0:
+                    return ToolRequest("navigate_page", page | {"type": "url", "url": url})
+                return StepDone(results[-1].text)
+            case Read(selector=None):
+                if done == 0:
+                    return ToolRequest("take_snapshot", page)
+                return StepDone(self.snapshot_reading(results[-1].text))
+            case (
+                Click(selector=selector)
+                | Check(selector=selector)
+                | Fill(selector=selector)
+                | Select(selector=selector)
+            ):
+                if done == 0:
+                    return self.evaluate(_describe_script(selector))
+                if done == 1:
+                    return ToolRequest("take_snapshot", page)
+                if done > 2:
+                    return StepDone(results[-1].text)
+                element = self.value(results[0])
+                if not isinstance(element, dict):
+                    raise OracleStuck(f"no element matches {selector}")
+                uid = _devtools_uid(results[1].text, element, selector)
+                match step:
+                    case Fill(value=value):
+                        return ToolRequest("fill", page | {"uid": uid, "value": value})
+                    case Select(value=value):
+                        label = element["options"].get(value)
+                        if label is None:
+                            raise OracleStuck(f"no option {value!r} in {selector}")
+                        return ToolRequest("fill", page | {"uid": uid, "value": label})
+                return ToolRequest("click", page | {"uid": uid})
+        raise ValueError(f"no {self.name} tool for {step!r}")
+
+
+def _devtools_uid(snapshot: str, element: dict[str, Any], selector: str) -> str:
+    """The uid of the snapshot's node for ``element`` (as :func:`_describe_script` tells
+    it): the one of its role and name, and of its link for a link."""
+    kind = element["tag"] + (f":{element['type']}" if element["tag"] == "input" else "")
+    role = _DEVTOOLS_ROLES.get(kind, "textbox" if element["tag"] == "input" else None)
+    href = element.get("href")
+    matches = [
+        uid
+        for uid, node_role, name, rest in _devtools_nodes(snapshot)
+        if _normalised(name) == element["name"]
+        and (role is None or node_role == role)
+        and (not href or f'url="{href}"' in rest)
+    ]
+    if len(matches) != 1:
+        found = "no node" if not matches else f"{len(matches)} nodes"
+        raise OracleStuck(f"{found} in the snapshot for {selector} ({element['name']!r})")
+    return matches[0]
+
+
+CHROME_DEVTOOLS = ChromeDevToolsSurface()
 
 
 # --- the policy ---------------------------------------------------------------------------

@@ -24,8 +24,11 @@ from agent_benchmarks.localweb.models import API_KEY, ScriptedModelServer
 from agent_benchmarks.localweb.oracle import (
     AGENT_BROWSER,
     AGENT_BROWSER_CHAT,
+    AGENT_BROWSER_CLI,
     BROWSER_USE,
+    CHROME_DEVTOOLS,
     LIGHTPANDA,
+    PLAYWRIGHT,
     ToolSurface,
     oracle_policy,
 )
@@ -180,6 +183,9 @@ def oracle_surface(backend_name: str) -> ToolSurface:
         "claude-mcp/agent-browser": AGENT_BROWSER,
         "claude-mcp/agent-browser-lightpanda": AGENT_BROWSER,
         "claude-mcp/browser-use": BROWSER_USE,
+        "claude-mcp/playwright": PLAYWRIGHT,
+        "claude-mcp/chrome-devtools": CHROME_DEVTOOLS,
+        "claude-mcp/cli-agent-browser": AGENT_BROWSER_CLI,
         "agent-browser-chat/chrome": AGENT_BROWSER_CHAT,
         "agent-browser-chat/lightpanda": AGENT_BROWSER_CHAT,
     }

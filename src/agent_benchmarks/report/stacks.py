@@ -2,7 +2,8 @@
 
 Manifests name the backend (``lightpanda-native``, ``claude-mcp/lightpanda``,
 ``claude-mcp/agent-browser``, ``claude-mcp/agent-browser-lightpanda``,
-``claude-mcp/browser-use``, ``agent-browser-chat/chrome``); the engine is not always a
+``claude-mcp/browser-use``, ``claude-mcp/playwright``, ``claude-mcp/chrome-devtools``,
+``agent-browser-chat/chrome``); the engine is not always a
 separate field, so :func:`engine_of` derives it, and :func:`driven_programs` says which
 programs' versions a manifest must pin for that stack.
 """
@@ -15,6 +16,17 @@ from agent_benchmarks.report.load import LoadedRun
 from agent_benchmarks.report.schema import Stack
 
 _ENGINE_ALIASES = {"chrome": "chromium", "google-chrome": "chromium"}
+# The browser tools of a backend's name, as manifests key their programs' versions; each
+# drives Chromium unless the name ends in -lightpanda.
+_TOOL_PROGRAMS = {
+    "agent-browser": "agent-browser",
+    "browser-use": "browser-use",
+    "playwright": "playwright-mcp",
+    "chrome-devtools": "chrome-devtools-mcp",
+}
+_CHROMIUM_TOOLS = tuple(_TOOL_PROGRAMS)
+# The agent CLI of each MCP loop, as manifests key its version.
+_AGENT_PROGRAMS = {"claude-mcp": "claude-code", "codex-mcp": "codex"}
 
 
 def engine_of(backend: str, settings: dict[str, Any] | None = None) -> str:
@@ -26,8 +38,9 @@ def engine_of(backend: str, settings: dict[str, Any] | None = None) -> str:
        manifests pin its version under.
     2. Otherwise the browser part of the name decides (the part after ``/`` for Claude Code
        over MCP, the whole name otherwise): a name ending in ``-lightpanda`` runs on
-       Lightpanda (agent-browser's Lightpanda engine); agent-browser and browser-use
-       otherwise drive Chromium; a name starting with ``lightpanda`` is Lightpanda itself.
+       Lightpanda (agent-browser's Lightpanda engine); agent-browser, browser-use and the
+       Playwright and Chrome DevTools servers otherwise drive Chromium; a name starting with
+       ``lightpanda`` is Lightpanda itself.
     3. Anything else is ``unknown``, shown as such rather than guessed.
     """
     settings = settings or {}
@@ -39,14 +52,15 @@ def engine_of(backend: str, settings: dict[str, Any] | None = None) -> str:
     browser = backend.lower().rpartition("/")[2]
     if browser.endswith("-lightpanda") or browser.startswith("lightpanda"):
         return "lightpanda"
-    if "agent-browser" in browser or "browser-use" in browser:
+    if any(tool in browser for tool in _CHROMIUM_TOOLS):
         return "chromium"
     return "unknown"
 
 
 def agent_of(backend: str) -> str:
-    """The loop that drives the browser: ``claude-mcp`` for Claude Code over MCP, the
-    backend itself for a browser with its own agent (``lightpanda-native``)."""
+    """The loop that drives the browser: ``claude-mcp`` for Claude Code over MCP,
+    ``codex-mcp`` for Codex over MCP, the backend itself for a browser with its own agent
+    (``lightpanda-native``)."""
     return backend.partition("/")[0]
 
 
@@ -81,9 +95,10 @@ def search_of(settings: dict[str, Any]) -> str:
 
 
 def surface_of(backend: str, settings: dict[str, Any]) -> str | None:
-    """The tool surface of a Claude-Code-over-MCP run (``settings.backend.surface``); runs
-    from before the choice existed had what is now ``strict``. None for other loops."""
-    if agent_of(backend) != "claude-mcp":
+    """The tool surface of an agent CLI over MCP (``claude-mcp``, ``codex-mcp``: the
+    ``settings.backend.surface``); runs from before the choice existed had what is now
+    ``strict``. None for loops of their own."""
+    if not agent_of(backend).endswith("-mcp"):
         return None
     backend_settings = settings.get("backend")
     surface = backend_settings.get("surface") if isinstance(backend_settings, dict) else None
@@ -114,12 +129,11 @@ def _upstream_model(run: LoadedRun) -> str | None:
 def driven_programs(stack: Stack) -> tuple[str, ...]:
     """Names (as ``manifest.programs`` keys them) of the programs a stack runs."""
     programs: list[str] = []
-    if stack.agent == "claude-mcp":
-        programs.append("claude-code")
+    programs += [_AGENT_PROGRAMS[stack.agent]] if stack.agent in _AGENT_PROGRAMS else []
     name = stack.backend.lower()  # agent-browser may be the loop or the MCP server
-    for tool in ("agent-browser", "browser-use"):
+    for tool, program in _TOOL_PROGRAMS.items():
         if tool in name:
-            programs.append(tool)
+            programs.append(program)
     if stack.engine in ("lightpanda", "chromium"):
         programs.append(stack.engine)
     return tuple(programs)
