@@ -5,12 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent_benchmarks.records import ToolCall
+from agent_benchmarks.report import fmt
 from agent_benchmarks.report.compare import compare_runs
 from agent_benchmarks.report.html import render_html
 from agent_benchmarks.report.load import LoadedRun, load_runs
 from agent_benchmarks.report.markdown import render_markdown
 from agent_benchmarks.report.schema import ComparisonReport
-from tests.unit.report_builders import Attempt, make_run, uniform
+from tests.unit.report_builders import Attempt, make_run, task_ids, uniform
 
 HOSTILE = '<script>alert("x")</script> | pipe\nnew line'
 
@@ -94,3 +95,31 @@ def test_html_shows_answers_grades_and_traces_but_not_gold(tmp_path: Path) -> No
     assert "<td>404</td>" in page and "<td>12</td>" in page
     # Gold answers never travel with a report (a wrong attempt shows only its own answer).
     assert "gold" not in page.lower()
+
+
+def test_the_agent_stack_matrix_puts_tokens_per_success_first_and_never_pools(
+    tmp_path: Path,
+) -> None:
+    """benchcmp's grid: a browser stack per line, an agent per column; each cell is one
+    run's tokens per success, then its successes / attempts."""
+    half = {t: [Attempt(correct=i % 2 == 0)] for i, t in enumerate(task_ids(4))}
+    runs = load_runs(
+        [
+            make_run(tmp_path, "c-pw", uniform(4, Attempt()), backend="claude-mcp/playwright"),
+            make_run(tmp_path, "x-pw", half, backend="codex-mcp/playwright"),
+            make_run(
+                tmp_path, "c-lp", uniform(4, Attempt(tokens=500)), backend="claude-mcp/lightpanda"
+            ),
+        ]
+    )
+    report = compare_runs(runs, resamples=50)
+    head, lines = fmt.agent_stack_matrix(report.groups[0])
+    assert head == ["stack × agent", "claude-mcp", "codex-mcp"]
+    cells = {line[0].split(" · ")[0]: line[1:] for line in lines}
+    # claude: 4 successes of 1,000 tokens each; codex: 2 successes for 4,000 tokens
+    assert cells["playwright"] == ["1,000 (4/4)", "2,000 (2/4)"]
+    assert cells["lightpanda"] == ["500 (4/4)", "–"]
+    markdown = render_markdown(report)
+    assert "Agent × stack: tokens per success" in markdown
+    assert "| playwright · strict surface · chromium | 1,000 (4/4) | 2,000 (2/4) |" in markdown
+    assert "2,000 (2/4)" in render_html(report, runs)

@@ -66,6 +66,13 @@ def _print_scoreboard(report: ComparisonReport, console: Console) -> None:
                 fmt.eligible(row.eligibility),
             )
         console.print(table)
+        matrix_head, matrix_rows = fmt.agent_stack_matrix(group)
+        matrix = Table(title="agent × stack: tokens per success (successes / attempts)")
+        for column in matrix_head:
+            matrix.add_column(column, overflow="fold")
+        for line in matrix_rows:
+            matrix.add_row(*line)
+        console.print(matrix)
         for i, row in enumerate(group.rows, start=1):
             if row.n_contaminated or row.n_refused_calls:
                 console.print(

@@ -177,3 +177,35 @@ def mode(row: StackRow) -> str:
         else f"{web.miss_rate:.1%} misses ({web.n_misses}/{web.n_requests})"
     )
     return f"{row.mode} · replay {(web.archive_sha256 or 'unknown')[:12]} · {misses}"
+
+
+def _matrix_stack(row: StackRow) -> str:
+    """The browser side of a row: the backend after its agent (the backend itself for a
+    browser with its own loop), with its engine, surface and search where they are set."""
+    stack = row.stack
+    browser = stack.backend.partition("/")[2] or stack.backend
+    surface = f" · {stack.surface} surface" if stack.surface else ""
+    search = f" · search {stack.search}" if stack.search != "native" else ""
+    return f"{browser}{surface}{search} · {stack.engine}"
+
+
+def agent_stack_matrix(group: SuiteComparison) -> tuple[list[str], list[list[str]]]:
+    """benchcmp's grid: one line per browser stack, one column per agent (and model), each
+    cell tokens per success first, then successes / attempts. A cell is one run: runs that
+    share a cell (another run folder of the same pairing) are listed side by side, never
+    pooled, and a different agent is always a different column."""
+    models = {row.stack.model for row in group.rows}
+    columns: list[str] = []
+    lines: list[str] = []
+    cells: dict[tuple[str, str], list[str]] = {}
+    for row in group.rows:
+        column = row.stack.agent + (f" · {row.stack.model or '?'}" if len(models) > 1 else "")
+        line = _matrix_stack(row)
+        columns += [column] if column not in columns else []
+        lines += [line] if line not in lines else []
+        cell = f"{tokens_per_success(row.tokens)} ({row.n_successes}/{row.n_attempts})"
+        cells.setdefault((line, column), []).append(cell)
+    head = ["stack × agent", *columns]
+    return head, [
+        [line, *("; ".join(cells.get((line, c), [DASH])) for c in columns)] for line in lines
+    ]

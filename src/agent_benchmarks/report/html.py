@@ -287,7 +287,11 @@ def _scoreboard(group: SuiteComparison) -> str:
                 f"Winner for {e(w.agent)} with {e(w.model or '?')}: <b>{e(w.key)}</b> "
                 f"({w.composite:.3f} over {w.n_candidates} stacks)."
             )
-    return _table(head, rows) + "".join(f"<p>{n}</p>" for n in notes)
+    matrix_head, matrix_rows = fmt.agent_stack_matrix(group)
+    matrix = "<h3>Agent × stack: tokens per success (successes / attempts)</h3>" + _table(
+        [e(c) for c in matrix_head], [[e(c) for c in line] for line in matrix_rows]
+    )
+    return _table(head, rows) + "".join(f"<p>{n}</p>" for n in notes) + matrix
 
 
 def _eligibility(group: SuiteComparison) -> str:

@@ -100,6 +100,8 @@ def render_group(group: SuiteComparison, heading_level: int = 2) -> list[str]:
         tie = f" (tied with {md(', '.join(w.tied_with))})" if w.tied_with else ""
         out.append(f"Best composite: **{md(w.key)}** ({w.composite:.3f}){tie}.")
     out.append("")
+    out += [f"{h}# Agent × stack: tokens per success (successes / attempts)", ""]
+    out += table(*fmt.agent_stack_matrix(group))
     if any(w.n_candidates > 1 for w in group.winners):
         out += [f"{h}# Winner per agent and model", ""]
         out += table(
