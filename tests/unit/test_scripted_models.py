@@ -496,6 +496,50 @@ def test_openai_responses_round_trip(server: ScriptedModelServer) -> None:
     assert server.model_requests("r")[1].conversation.last_tool_result.name == "goto"
 
 
+def test_openai_responses_streamed_with_namespaced_tools(server: ScriptedModelServer) -> None:
+    """Codex streams the Responses API and offers an MCP server's tools inside a namespace
+    tool (``mcp__browser``): the policy sees Claude Code's name for the tool, and the call
+    goes back under the namespace, as the SDK's stream assembles it."""
+    server.set_policy(
+        "ns",
+        ScriptedPolicy(
+            [call("mcp__browser__goto", url="http://x/"), FinalAnswer("done and done")]
+        ),
+    )
+    client = _openai(server, "ns")
+    goto = {"type": "function", "name": "goto", "parameters": GOTO_TOOL_ANTHROPIC["input_schema"]}
+    tools = [{"type": "namespace", "name": "mcp__browser", "description": "d", "tools": [goto]}]
+    with client.responses.stream(model=MODEL, input="go", tools=tools) as stream:
+        kinds = [event.type for event in stream]
+        first = stream.get_final_response()
+    assert kinds[0] == "response.created" and kinds[-1] == "response.completed"
+    assert "response.function_call_arguments.delta" in kinds
+    (fc,) = first.output
+    assert fc.type == "function_call" and fc.name == "goto"
+    assert fc.model_dump().get("namespace") == "mcp__browser"
+    assert json.loads(fc.arguments) == {"url": "http://x/"}
+    offered = server.model_requests("ns")[0].conversation
+    assert offered.stream and offered.tool_names == ["mcp__browser__goto"]
+    history = [
+        {"role": "user", "content": "go"},
+        {
+            "type": "function_call",
+            "call_id": fc.call_id,
+            "name": "goto",
+            "namespace": "mcp__browser",
+            "arguments": fc.arguments,
+        },
+        {"type": "function_call_output", "call_id": fc.call_id, "output": "page"},
+    ]
+    with client.responses.stream(model=MODEL, input=history, tools=tools) as stream:
+        deltas = [e.delta for e in stream if e.type == "response.output_text.delta"]
+        second = stream.get_final_response()
+    assert "".join(deltas) == second.output_text == "done and done"
+    assert second.usage is not None and second.usage.output_tokens > 0
+    result = server.model_requests("ns")[1].conversation.last_tool_result
+    assert result.name == "mcp__browser__goto" and result.text == "page"
+
+
 def test_anthropic_tool_round_trip_plain_and_streamed(server: ScriptedModelServer) -> None:
     server.token_rules = TokenRules(cache_read_share=0.25, cache_write_share=0.125)
     server.set_policy(

@@ -33,7 +33,7 @@ import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict
@@ -79,6 +79,9 @@ from agent_benchmarks.search import (
 from agent_benchmarks.search import SERVER_NAME as SEARCH_SERVER_NAME
 from agent_benchmarks.spec import Options, option
 from agent_benchmarks.web.service import AttemptWeb
+
+if TYPE_CHECKING:
+    from agent_benchmarks.backends.codex_mcp import CodexMcpBackend, CodexSettings
 
 WEB_SEARCH_TOOL = f"mcp__{SEARCH_SERVER_NAME}__{TOOL_NAME}"  # --search tavily's one search
 SEARCH_LOG = "search.jsonl"  # in the attempt folder: the web_search server's call log
@@ -406,10 +409,23 @@ def _classify(result: ProcessResult, run: Any) -> tuple[Any, str | None, str | N
 # --- the command line ----------------------------------------------------------------------
 
 
+AGENTS = ("claude", "codex")
+
+
 class McpOptions(Options):
-    """The MCP runner's own flags (Claude Code + one browser MCP server)."""
+    """The MCP runner's own flags (an agent CLI + one browser MCP server)."""
 
     backend: str = option(..., help="the server", choices=tuple(sorted(SERVERS)))
+    agent: str | None = option(
+        help="the agent CLI driving the server: claude (default; Claude Code) or codex "
+        "(OpenAI's Codex, `codex exec`, on OPENAI_API_KEY)",
+        choices=AGENTS,
+    )
+    codex: Path | None = option(help="codex binary for --agent codex (default: node_modules/.bin)")
+    reasoning_effort: str | None = option(
+        help="--agent codex: the model's reasoning effort (default: the model's own)",
+        choices=("minimal", "low", "medium", "high", "xhigh"),
+    )
     surface: str | None = option(
         help="the tools the model gets: upstream (default; lightpanda-io/agent-benchmarks' "
         "published surface: Lightpanda's search, the full agent-browser wrapper, TodoWrite "
@@ -515,9 +531,19 @@ def _copy_login(home: Path) -> None:
     os.chmod(target, 0o600)
 
 
-def build(request: BuildRequest) -> ClaudeMcpBackend:
+def build(request: BuildRequest) -> ClaudeMcpBackend | CodexMcpBackend:
     spec, options, scripted_model = request.spec, request.options, request.scripted_model
     assert isinstance(options, McpOptions)
+    if options.agent == "codex":
+        from agent_benchmarks.backends.codex_mcp import build_codex
+
+        return build_codex(request)
+    for flag, value in (
+        ("--codex", options.codex),
+        ("--reasoning-effort", options.reasoning_effort),
+    ):
+        if value is not None:
+            raise InputError(f"{flag}: for --agent codex only")
     if options.search == "tavily":  # before the servers start, to list tools
         if not os.environ.get(KEY_ENV):
             raise InputError(
@@ -635,13 +661,22 @@ def list_tools(request: BuildRequest) -> int | None:
     assert isinstance(options, McpOptions)
     if not options.list_tools:
         return None
+    if options.agent == "codex":
+        from agent_benchmarks.backends.codex_mcp import codex_surface
+
+        codex, definition, arguments = codex_surface(request)
+        print(surface_listing(codex, definition, arguments, agent="Codex"))
+        return 0
     settings, definition, _, arguments = _surface(request)
     print(surface_listing(settings, definition, arguments))
     return 0
 
 
 def surface_listing(
-    settings: McpSettings, definition: McpServerDef, arguments: dict[str, list[str]]
+    settings: McpSettings | CodexSettings,
+    definition: McpServerDef,
+    arguments: dict[str, list[str]],
+    agent: str = "Claude Code",
 ) -> str:
     """The surface as text: allowed tools with their argument names (required ones
     marked ``*``), excluded tools with why, and the built-in tools offered."""
@@ -657,13 +692,16 @@ def surface_listing(
     lines.append(f"excluded MCP tools ({len(settings.excluded_tools)}):")
     lines += [f"  {t}: {excluded[t]}" for t in settings.excluded_tools]
     built_ins = ", ".join(settings.built_in_tools) or "none"
-    lines.append(f"built-in Claude Code tools offered: {built_ins} (ToolSearch always)")
+    always = "ToolSearch always" if agent == "Claude Code" else "none can be turned off"
+    lines.append(f"built-in {agent} tools offered: {built_ins} ({always})")
     return "\n".join(lines)
 
 
 def _stack_folder(options: McpOptions) -> str:
-    """The run folder's stack part: the backend, with the program for --backend cli."""
-    return f"cli-{Path(options.cli).name}" if options.cli else options.backend
+    """The run folder's stack part: the backend, with the program for --backend cli, after
+    the agent when it is not Claude Code (``codex-playwright``)."""
+    stack = f"cli-{Path(options.cli).name}" if options.cli else options.backend
+    return f"{options.agent}-{stack}" if options.agent not in (None, "claude") else stack
 
 
 DEFINITION = BackendDef(

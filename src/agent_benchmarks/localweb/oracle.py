@@ -822,6 +822,15 @@ CHROME_DEVTOOLS = ChromeDevToolsSurface()
 
 
 # --- the policy ---------------------------------------------------------------------------
+# Codex hands an MCP tool's text to the model after a line of its own ("Wall time: 0.57
+# seconds" then "Output:"); the oracle reads the tool's text, as a model would.
+_CODEX_PREFIX = re.compile(r"\AWall time: [0-9.]+ seconds\n(?:.*\n)??Output:\n?")
+
+
+def tool_output(result: ToolResult) -> ToolResult:
+    """``result`` with what the agent CLI put before the tool's own text removed."""
+    text = _CODEX_PREFIX.sub("", result.text, count=1)
+    return result if text == result.text else result.model_copy(update={"text": text})
 
 
 class OraclePolicy(StepPolicy):
@@ -862,7 +871,7 @@ class OraclePolicy(StepPolicy):
                 if used == len(results):
                     time.sleep(decision.pause_s)
                     return self.call(conv, decision.name, **decision.args)
-                own.append(results[used])
+                own.append(tool_output(results[used]))
                 used += 1
             previous = decision.text
             if isinstance(step, READ_STEPS):

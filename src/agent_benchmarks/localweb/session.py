@@ -175,26 +175,38 @@ def reenacted(request: dict[str, Any]) -> tuple[str, str, dict[str, str], bytes]
     return request["method"], request["url"], headers, body
 
 
+# The surface of each browser MCP server, whichever agent CLI drives it (claude-mcp/...,
+# codex-mcp/...), and of the browsers with a loop of their own.
+_MCP_SURFACES: dict[str, ToolSurface] = {
+    "lightpanda": LIGHTPANDA,
+    "agent-browser": AGENT_BROWSER,
+    "agent-browser-lightpanda": AGENT_BROWSER,
+    "browser-use": BROWSER_USE,
+    "playwright": PLAYWRIGHT,
+    "chrome-devtools": CHROME_DEVTOOLS,
+    "cli-agent-browser": AGENT_BROWSER_CLI,
+}
+_OWN_LOOP_SURFACES: dict[str, ToolSurface] = {
+    "lightpanda-native": LIGHTPANDA,
+    "agent-browser-chat/chrome": AGENT_BROWSER_CHAT,
+    "agent-browser-chat/lightpanda": AGENT_BROWSER_CHAT,
+}
+
+
 def oracle_surface(backend_name: str) -> ToolSurface:
     """The tool surface the oracle plays on, for a backend; refused where none is mapped."""
-    surfaces = {
-        "lightpanda-native": LIGHTPANDA,
-        "claude-mcp/lightpanda": LIGHTPANDA,
-        "claude-mcp/agent-browser": AGENT_BROWSER,
-        "claude-mcp/agent-browser-lightpanda": AGENT_BROWSER,
-        "claude-mcp/browser-use": BROWSER_USE,
-        "claude-mcp/playwright": PLAYWRIGHT,
-        "claude-mcp/chrome-devtools": CHROME_DEVTOOLS,
-        "claude-mcp/cli-agent-browser": AGENT_BROWSER_CLI,
-        "agent-browser-chat/chrome": AGENT_BROWSER_CHAT,
-        "agent-browser-chat/lightpanda": AGENT_BROWSER_CHAT,
-    }
-    if backend_name not in surfaces:
+    agent, _, server = backend_name.partition("/")
+    surface = (
+        _MCP_SURFACES.get(server)
+        if agent.endswith("-mcp")
+        else _OWN_LOOP_SURFACES.get(backend_name)
+    )
+    if surface is None:
         raise InputError(
             f"the scripted oracle has no tool surface for {backend_name}; "
             "run it with --provider and a real model"
         )
-    return surfaces[backend_name]
+    return surface
 
 
 @contextmanager

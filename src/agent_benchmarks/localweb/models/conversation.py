@@ -35,6 +35,10 @@ class ToolSpec(_Frozen):
     name: str
     description: str = ""
     input_schema: dict[str, Any] = Field(default_factory=dict)
+    # The Responses API's tool namespace the client offered it in (Codex offers an MCP
+    # server's tools as namespace ``mcp__<server>``); ``name`` is then
+    # ``<namespace>__<tool>``, the name Claude Code gives the same tool.
+    namespace: str | None = None
 
 
 class ToolUse(_Frozen):

@@ -65,11 +65,12 @@ from .wire import (
     anthropic_events,
     anthropic_json,
     anthropic_prompt_chars,
-    anthropic_sse,
     error_body,
     models_body,
+    named_sse,
     openai_chat_events,
     openai_chat_json,
+    openai_responses_events,
     openai_responses_json,
     openai_sse,
     parse_request,
@@ -580,10 +581,6 @@ class _Handler(BaseHTTPRequestHandler):
         if owner.strict_models and conv.model not in owner.models:
             self._send_error(404, f"model {conv.model!r} not found")
             return
-        if protocol == "openai_responses" and conv.stream:
-            self._send_error(400, "the scripted server renders Responses without streaming only")
-            return
-
         fault = owner._fault_for(task_id, n)
         text: str | None = None
         action: Action | None = None
@@ -612,7 +609,7 @@ class _Handler(BaseHTTPRequestHandler):
     ) -> None:
         if protocol == "anthropic":
             if conv.stream:
-                self._send_stream(anthropic_sse(anthropic_events(reply)))
+                self._send_stream(named_sse(anthropic_events(reply)))
             else:
                 self._send_json(200, anthropic_json(reply))
         elif protocol == "openai_chat":
@@ -620,8 +617,10 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_stream(openai_sse(openai_chat_events(reply, include_usage)))
             else:
                 self._send_json(200, openai_chat_json(reply))
+        elif conv.stream:
+            self._send_stream(named_sse(openai_responses_events(reply, conv.tools)))
         else:
-            self._send_json(200, openai_responses_json(reply))
+            self._send_json(200, openai_responses_json(reply, conv.tools))
 
     def _apply_fault(self, fault: Fault, conv: Conversation) -> bool:
         """Carry out ``fault``; True if the request is fully handled (nothing more to send)."""

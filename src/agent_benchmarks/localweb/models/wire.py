@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -246,7 +246,7 @@ def _parse_openai_responses(body: dict[str, Any], task_id: str, n: int) -> Parse
             elif kind == "function_call":
                 use = ToolUse(
                     id=str(item.get("call_id", "")),
-                    name=str(item.get("name", "")),
+                    name=_namespaced(item.get("namespace"), str(item.get("name", ""))),
                     args=_parse_args(item.get("arguments")),
                 )
                 history.assistant("", [use], merge=True)
@@ -257,15 +257,7 @@ def _parse_openai_responses(body: dict[str, Any], task_id: str, n: int) -> Parse
             # reasoning and other item kinds carry nothing a policy needs
     else:
         raise WireError("'input' is required and must be a string or a list")
-    tools = [
-        ToolSpec(
-            name=str(t.get("name", "")),
-            description=str(t.get("description") or ""),
-            input_schema=t.get("parameters") or {},
-        )
-        for t in body.get("tools") or []
-        if isinstance(t, dict) and t.get("type", "function") == "function"
-    ]
+    tools = _responses_tools(body.get("tools") or [], None)
     conv = Conversation(
         task_id=task_id,
         protocol="openai_responses",
@@ -285,6 +277,32 @@ def _parse_openai_responses(body: dict[str, Any], task_id: str, n: int) -> Parse
         }
     )
     return ParsedRequest(conv, len(prompt))
+
+
+def _namespaced(namespace: Any, name: str) -> str:
+    return f"{namespace}__{name}" if namespace else name
+
+
+def _responses_tools(tools: list[Any], namespace: str | None) -> list[ToolSpec]:
+    """The function tools offered, those inside a ``namespace`` tool (Codex's MCP servers)
+    named ``<namespace>__<tool>``; other kinds (web_search, custom) carry nothing a policy
+    calls."""
+    specs = []
+    for t in tools:
+        if not isinstance(t, dict):
+            continue
+        if t.get("type") == "namespace":
+            specs += _responses_tools(t.get("tools") or [], str(t.get("name", "")))
+        elif t.get("type", "function") == "function":
+            specs.append(
+                ToolSpec(
+                    name=_namespaced(namespace, str(t.get("name", ""))),
+                    description=str(t.get("description") or ""),
+                    input_schema=t.get("parameters") or {},
+                    namespace=namespace,
+                )
+            )
+    return specs
 
 
 def _anthropic_text(content: Any) -> str:
@@ -481,7 +499,10 @@ def openai_sse(events: Iterator[dict[str, Any] | str]) -> Iterator[bytes]:
 
 
 # --- rendering: OpenAI Responses ------------------------------------------------------------
-def openai_responses_json(reply: Reply) -> dict[str, Any]:
+def _responses_output(reply: Reply, tools: Sequence[ToolSpec] = ()) -> list[dict[str, Any]]:
+    """The reply's output items; a call of a namespaced tool names its namespace and its
+    own name, as the client offered it."""
+    namespaces = {t.name: t.namespace for t in tools if t.namespace}
     output: list[dict[str, Any]] = []
     if reply.text is not None and (reply.text or not reply.calls):
         output.append(
@@ -494,16 +515,23 @@ def openai_responses_json(reply: Reply) -> dict[str, Any]:
             }
         )
     for c in reply.calls:
-        output.append(
-            {
-                "type": "function_call",
-                "id": "fc_" + c.id.removeprefix("call_"),
-                "call_id": c.id,
-                "name": c.name,
-                "arguments": args_json(c.args),
-                "status": "completed",
-            }
-        )
+        item = {
+            "type": "function_call",
+            "id": "fc_" + c.id.removeprefix("call_"),
+            "call_id": c.id,
+            "name": c.name,
+            "arguments": args_json(c.args),
+            "status": "completed",
+        }
+        namespace = namespaces.get(c.name)
+        if namespace:
+            item |= {"name": c.name.removeprefix(f"{namespace}__"), "namespace": namespace}
+        output.append(item)
+    return output
+
+
+def openai_responses_json(reply: Reply, tools: Sequence[ToolSpec] = ()) -> dict[str, Any]:
+    output = _responses_output(reply, tools)
     t = reply.tokens
     return {
         "id": reply.id,
@@ -525,6 +553,53 @@ def openai_responses_json(reply: Reply) -> dict[str, Any]:
             "total_tokens": t.prompt_tokens + t.output_tokens,
         },
     }
+
+
+def openai_responses_events(
+    reply: Reply, tools: Sequence[ToolSpec] = ()
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The events of a streamed response, as the Responses API sends them: created, each
+    output item added, its text or arguments in pieces, the item done, then completed with
+    the whole response and its usage."""
+    whole = openai_responses_json(reply, tools)
+    sequence = iter(range(1_000_000))
+
+    def event(kind: str, **data: Any) -> tuple[str, dict[str, Any]]:
+        return kind, {"type": kind, "sequence_number": next(sequence), **data}
+
+    started = whole | {"status": "in_progress", "output": [], "usage": None}
+    yield event("response.created", response=started)
+    yield event("response.in_progress", response=started)
+    for index, item in enumerate(whole["output"]):
+        where = {"output_index": index, "item_id": item["id"]}
+        if item["type"] == "message":
+            text = item["content"][0]["text"]
+            yield event(
+                "response.output_item.added",
+                output_index=index,
+                item=item | {"status": "in_progress", "content": []},
+            )
+            empty = {"type": "output_text", "text": "", "annotations": []}
+            yield event("response.content_part.added", **where, content_index=0, part=empty)
+            for piece in _pieces(text):
+                yield event("response.output_text.delta", **where, content_index=0, delta=piece)
+            yield event("response.output_text.done", **where, content_index=0, text=text)
+            yield event(
+                "response.content_part.done", **where, content_index=0, part=item["content"][0]
+            )
+        else:
+            yield event(
+                "response.output_item.added",
+                output_index=index,
+                item=item | {"status": "in_progress", "arguments": ""},
+            )
+            for piece in _pieces(item["arguments"]):
+                yield event("response.function_call_arguments.delta", **where, delta=piece)
+            yield event(
+                "response.function_call_arguments.done", **where, arguments=item["arguments"]
+            )
+        yield event("response.output_item.done", output_index=index, item=item)
+    yield event("response.completed", response=whole)
 
 
 # --- rendering: Anthropic Messages ----------------------------------------------------------
@@ -600,7 +675,9 @@ def anthropic_events(reply: Reply) -> Iterator[tuple[str, dict[str, Any]]]:
     yield "message_stop", {"type": "message_stop"}
 
 
-def anthropic_sse(events: Iterator[tuple[str, dict[str, Any]]]) -> Iterator[bytes]:
+def named_sse(events: Iterator[tuple[str, dict[str, Any]]]) -> Iterator[bytes]:
+    """Server-sent events with an ``event:`` line each, as Anthropic Messages and OpenAI
+    Responses stream them."""
     for name, data in events:
         yield f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
 

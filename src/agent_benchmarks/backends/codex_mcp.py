@@ -1,0 +1,350 @@
+"""Codex locked to one browser MCP server (``--agent codex`` on every ``*-mcp-run``): the
+second brain of the agent x stack matrix, on the same servers, surfaces and answer envelope
+as Claude Code (:mod:`agent_benchmarks.backends.claude_mcp`).
+
+One ``codex exec --json`` per attempt, the task on stdin, with a private ``CODEX_HOME`` in
+the attempt's temp folder holding the only configuration it reads (``--strict-config``,
+``--ignore-rules``, ``--ephemeral``): one model provider (OpenAI's Responses API, or the
+scripted model), the browser server as its only MCP server with the surface's excluded
+tools in ``disabled_tools`` and its tools approved ahead (no one is there to approve), and
+every feature that would give the model another tool turned off (:data:`DISABLED_FEATURES`:
+the shell, images, web search, sub-agents, Codex's own browser, plugins...). What Codex
+still offers and cannot be turned off is listed in :data:`CODEX_BUILT_INS` and recorded.
+
+The audit reads the JSON events: a call that ran outside the server's allowed tools and
+those built-ins marks the row ``contaminated``; a call Codex refused (a tool it does not
+offer: ``unsupported call``, in its log) is listed in ``refused_calls``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import tomli_w
+from pydantic import BaseModel, ConfigDict
+
+from agent_benchmarks.attachments import message_attachments
+from agent_benchmarks.backends.base import (
+    AgentOutcome,
+    BuildRequest,
+    PreparedTask,
+    process_failure,
+)
+from agent_benchmarks.backends.codex_stream import CodexRun, parse_events, unsupported_calls
+from agent_benchmarks.backends.lightpanda import bundled_binary, check_binary
+from agent_benchmarks.backends.mcp_servers import (
+    SERVER_NAME,
+    SERVERS,
+    McpServerDef,
+    find_server_programs,
+    tool_arguments,
+)
+from agent_benchmarks.backends.programs import node_binary, program_version
+from agent_benchmarks.errors import InputError
+from agent_benchmarks.records import ToolCall
+from agent_benchmarks.runner.process import MARKER_ENV, ProcessResult, ProcessSpec
+from agent_benchmarks.search import DEFAULT_SEARCH
+
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+KEY_VAR = "OPENAI_API_KEY"
+PROVIDER = "agent-benchmarks"  # the one model provider the attempt's config defines
+CONFIG_COPY = "codex-config.toml"  # in the attempt folder: the configuration Codex ran with
+REASONING_EFFORTS = ("minimal", "low", "medium", "high", "xhigh")
+# Features of Codex 0.169.0 that would give the model a tool beyond the browser server's.
+DISABLED_FEATURES = (
+    "shell_tool", "unified_exec", "view_image", "image_generation", "goals", "apps",
+    "plugins", "hooks", "tool_suggest", "skill_search", "memories", "sleep_tool",
+    "browser_use", "browser_use_external", "computer_use", "in_app_browser",
+)  # fmt: skip
+# What Codex 0.169.0 offers whatever the configuration: MCP resource reading (of the one
+# configured server) and request_user_input (which answers that no user is there). Audited
+# as allowed, as Claude Code's ToolSearch is.
+CODEX_BUILT_INS = (
+    "list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource",
+    "request_user_input",
+)  # fmt: skip
+_SERVER_FAILED = "required MCP servers failed to initialize"
+_BUILT_IN_NAMES = frozenset(f"mcp__codex__{t}" for t in CODEX_BUILT_INS) | set(CODEX_BUILT_INS)
+
+
+class CodexSettings(BaseModel):
+    """What defines a Codex MCP run besides the model; stored in the manifest."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    agent: str = "codex"
+    backend: str
+    surface: str
+    codex: str
+    model: str
+    reasoning_effort: str | None = None  # None: the model's default
+    mcp_tool_timeout_ms: int
+    lightpanda: str
+    agent_browser: str | None = None
+    browser_use_python: str | None = None
+    server_program: str | None = None
+    cli: str | None = None
+    base_url: str | None = None  # the Responses API's base URL (None: OpenAI's)
+    allowed_tools: list[str] = []
+    excluded_tools: list[str] = []
+    built_in_tools: list[str] = list(CODEX_BUILT_INS)
+    disabled_features: list[str] = list(DISABLED_FEATURES)
+    search_setting: str = DEFAULT_SEARCH
+
+
+def installed_versions(settings: CodexSettings) -> dict[str, str]:
+    versions = check_binary(Path(settings.lightpanda))
+    versions["codex"] = program_version([settings.codex, "--version"])
+    return versions | SERVERS[settings.backend].programs(settings)
+
+
+def codex_config(
+    settings: CodexSettings, server: dict[str, Any], base_url: str, instructions: str | None
+) -> dict[str, Any]:
+    """The attempt's whole config.toml, as a mapping."""
+    browser = {
+        "command": server["command"],
+        "args": server["args"],
+        "env": server.get("env", {}),
+        # Codex hands a server only a few variables of its own environment; the attempt's
+        # marker must reach the server and its browser so that nothing of it survives.
+        "env_vars": [MARKER_ENV],
+        # Required: Codex 0.169.0 otherwise sends the first turn without waiting for the
+        # server (a server slower to start than about a second is simply not there), and
+        # a server that fails to start ends the attempt instead of leaving a tool-less run.
+        "required": True,
+        "startup_timeout_sec": 60,
+        "tool_timeout_sec": settings.mcp_tool_timeout_ms / 1000,
+        "default_tools_approval_mode": "approve",  # exec has no one to ask
+        "disabled_tools": settings.excluded_tools,
+    }
+    config: dict[str, Any] = {
+        "model": settings.model,
+        "model_provider": PROVIDER,
+        "approval_policy": "never",
+        "sandbox_mode": "read-only",
+        "web_search": "disabled",
+        "check_for_update_on_startup": False,
+        "features": dict.fromkeys(settings.disabled_features, False),
+        "agents": {"enabled": False},
+        "analytics": {"enabled": False},
+        "history": {"persistence": "none"},
+        "model_providers": {
+            PROVIDER: {
+                "name": PROVIDER,
+                "base_url": base_url,
+                "env_key": KEY_VAR,
+                "wire_api": "responses",
+            }
+        },
+        "mcp_servers": {SERVER_NAME: browser},
+    }
+    if settings.reasoning_effort is not None:
+        config["model_reasoning_effort"] = settings.reasoning_effort
+    if instructions is not None:
+        config["developer_instructions"] = instructions
+    return config
+
+
+class CodexMcpBackend:
+    model_protocol = "openai"
+
+    def __init__(self, config: CodexSettings, definition: McpServerDef, versions: dict[str, str]):
+        self.config = config
+        self.definition = definition
+        self.versions = versions
+        self.name = f"codex-mcp/{definition.stack(config)}"
+        if definition.routes_web(config):
+            self.web_routing = definition.web_routing
+            self.web_nss_db = definition.web_nss_db
+
+    def programs(self) -> dict[str, str]:
+        return dict(self.versions)
+
+    def program_probe(self) -> Callable[[], dict[str, str]]:
+        return functools.partial(installed_versions, self.config)
+
+    def settings(self) -> dict[str, Any]:
+        # Codex has no turn, token or dollar cap of its own: None declares each absent.
+        budgets = {"max_turns": None, "max_tokens": None, "max_cost_usd": None}
+        return self.config.model_dump() | {"budgets": budgets}
+
+    def command(self, prepared: PreparedTask) -> ProcessSpec:
+        s = self.config
+        server = self.definition.server(s, prepared.workdir, prepared.tmpdir)
+        (prepared.workdir / "home").mkdir(parents=True, exist_ok=True)
+        if prepared.web is not None:
+            assert self.definition.route_web is not None  # refused at the start otherwise
+            server = self.definition.route_web(server, prepared.web, prepared.tmpdir)
+        base_url = prepared.base_url or s.base_url or OPENAI_BASE_URL
+        base_url = base_url.replace("{task_id}", quote(prepared.task.id, safe=""))
+        config = tomli_w.dumps(codex_config(s, server, base_url, prepared.system_prompt))
+        # Codex's home (its config, logs and state databases) lives in the attempt's temp
+        # folder, removed when the attempt ends; the folder keeps a copy of the config.
+        codex_home = prepared.tmpdir / "codex-home"
+        codex_home.mkdir(parents=True, exist_ok=True)
+        (codex_home / "config.toml").write_text(config, encoding="utf-8")
+        (prepared.workdir / CONFIG_COPY).write_text(config, encoding="utf-8")
+        argv = [
+            s.codex, "exec", "--json", "--skip-git-repo-check", "--ephemeral",
+            "--strict-config", "--ignore-rules", "--cd", str(prepared.workdir),
+            "--model", s.model, "-",
+        ]  # fmt: skip
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CODEX_")}
+        env |= {"CODEX_HOME": str(codex_home), "HOME": str(prepared.workdir / "home")}
+        env |= prepared.env
+        message = prepared.text
+        if prepared.details.get("attachments"):
+            block, records = message_attachments(prepared.details["attachments"])
+            message = f"{prepared.text}\n\n{block}"
+            prepared.details["attachments"] = records
+        return ProcessSpec(
+            argv=argv, env=env, cwd=prepared.workdir, timeout_s=None, stdin_text=message
+        )
+
+    def outcome(self, prepared: PreparedTask, result: ProcessResult) -> AgentOutcome:
+        run = parse_events(result.stdout)
+        allowed = {f"mcp__{SERVER_NAME}__{tool}" for tool in self.config.allowed_tools}
+        foreign = [
+            {"name": c.name, "args": c.args}
+            for c in run.calls
+            if c.name not in allowed and c.name not in _BUILT_IN_NAMES
+        ]
+        refused = [
+            {"name": name, "args": {}, "why": "unsupported call: Codex offers no such tool"}
+            for name in unsupported_calls(result.stderr)
+        ]
+        refused += self.definition.refusals(prepared.workdir)
+        trace = run.calls + [
+            ToolCall(name=r["name"], args=r["args"], error=r["why"])
+            for r in refused
+            if r["name"] != f"mcp__{SERVER_NAME}__shell"  # the shell's are in the trace
+        ]
+        details: dict[str, Any] = {
+            "model_id": self.config.model,
+            "codex_thread": run.thread_id,
+            "codex_notices": run.notices,
+            "contaminated": bool(foreign),
+            "foreign_calls": foreign,
+            "refused_calls": refused,
+            "n_refused_calls": len(refused),
+        }
+        if run.problems:
+            details["stream_problems"] = run.problems
+        status, error_class, error = _classify(result, run)
+        return AgentOutcome(
+            status=status,
+            output=(run.answer or "").strip(),
+            error_class=error_class,
+            error=error,
+            trace=trace,
+            usage=run.usage,
+            details=details,
+        )
+
+
+def _classify(result: ProcessResult, run: CodexRun) -> tuple[Any, str | None, str | None]:
+    failed = process_failure(result, "codex")
+    if failed is not None:
+        return failed
+    if run.failure is not None:
+        message = run.failure[:500]
+        api = any(w in message.lower() for w in ("http", "stream", "status", "rate limit"))
+        return "error", "model_api" if api else "agent_error", message
+    if _SERVER_FAILED in result.stderr:
+        line = next(x for x in result.stderr.splitlines() if _SERVER_FAILED in x)
+        return "error", "mcp_server", line.strip()[-500:]
+    if result.returncode != 0:
+        tail = (result.stderr.strip().splitlines() or [""])[-1][:300]
+        return "error", "agent_error", f"codex exited {result.returncode}: {tail}"
+    return ("ok" if (run.answer or "").strip() else "empty"), None, None
+
+
+def _codex_binary(given: Path | None) -> str:
+    return node_binary(given, "codex", "--codex")
+
+
+def codex_surface(
+    request: BuildRequest,
+) -> tuple[CodexSettings, McpServerDef, dict[str, list[str]]]:
+    """The settings, with the tools the server really offers sorted into allowed and
+    excluded by the surface; each offered tool's arguments. Codex's own flags are checked
+    here, and Claude Code's refused, before anything starts."""
+    from agent_benchmarks.backends.claude_mcp import McpOptions, surface_and_turns
+
+    spec, options = request.spec, request.options
+    assert isinstance(options, McpOptions)
+    for flag, value in (
+        ("--max-turns", options.max_turns),
+        ("--max-budget-usd", options.max_budget_usd),
+        ("--claude", options.claude),
+    ):
+        if value is not None:
+            raise InputError(f"{flag}: Claude Code's; --agent codex has no such setting")
+    if options.auth == "subscription":
+        raise InputError(
+            "--auth subscription: --agent codex runs on an API key only (OPENAI_API_KEY)"
+        )
+    if options.search == "tavily":
+        raise InputError("--search tavily: not wired for --agent codex yet (native or none)")
+    scripted = request.scripted_model
+    definition = SERVERS[options.backend]
+    surface, _ = surface_and_turns(options, request.resumed_settings)
+    lightpanda = Path(options.lightpanda) if options.lightpanda else bundled_binary()
+    check_binary(lightpanda)
+    programs = find_server_programs(
+        definition,
+        agent_browser=options.agent_browser,
+        browser_use_python=options.browser_use_python,
+        mcp_server=options.mcp_server,
+        cli=options.cli,
+    )
+    settings = CodexSettings(
+        backend=options.backend,
+        surface=surface,
+        codex=_codex_binary(options.codex),
+        model=spec.model or scripted or "",
+        reasoning_effort=options.reasoning_effort,
+        mcp_tool_timeout_ms=options.mcp_tool_timeout_ms or 120_000,
+        lightpanda=str(lightpanda),
+        agent_browser=programs.agent_browser,
+        browser_use_python=programs.browser_use_python,
+        server_program=programs.server_program,
+        cli=programs.cli,
+        base_url=options.base_url,
+        search_setting=options.search or DEFAULT_SEARCH,
+    )
+    scratch = Path(tempfile.mkdtemp(prefix="agent-benchmarks-probe-"))
+    try:
+        offered = tool_arguments(definition, settings, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    excluded = definition.excluded_on(surface, settings.search_setting)
+    settings.allowed_tools = [t for t in offered if t not in excluded]
+    settings.excluded_tools = sorted(set(excluded) & set(offered))
+    return settings, definition, offered
+
+
+def build_codex(request: BuildRequest) -> CodexMcpBackend:
+    """``--agent codex``: Codex on the server, the settings it ran with written back."""
+    spec, options = request.spec, request.options
+    if request.scripted_model is None and not spec.model:
+        raise InputError(
+            "--agent codex needs --model (an OpenAI model id, such as gpt-5.2): a run must "
+            "say which model it measured, and Codex's own default changes between releases"
+        )
+    if request.scripted_model is None and not spec.scaffold and not os.environ.get(KEY_VAR):
+        raise InputError(f"--agent codex needs {KEY_VAR} in the environment")
+    settings, definition, _ = codex_surface(request)
+    if request.scripted_model is None:
+        spec.provider = "openai"
+    spec.model = settings.model
+    options.surface, options.search = settings.surface, settings.search_setting  # type: ignore[attr-defined]
+    return CodexMcpBackend(settings, definition, installed_versions(settings))

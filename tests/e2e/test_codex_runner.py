@@ -1,0 +1,159 @@
+"""``<suite>-mcp-run --agent codex``: the real Codex (``codex exec``) locked to one real
+browser MCP server on the real browsers; only the model is scripted (the OpenAI Responses
+API, streamed, with the MCP tools in a namespace as Codex offers them)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from agent_benchmarks.localweb.models import (
+    API_KEY,
+    Conversation,
+    FinalAnswer,
+    ScriptedModelServer,
+    StepPolicy,
+    call,
+)
+from agent_benchmarks.records import Manifest, PredictionRow, Scores
+from tests.support import left_running, run_cli
+
+pytestmark = pytest.mark.e2e
+
+
+def _rows(run_dir: Path) -> list[PredictionRow]:
+    lines = (run_dir / "predictions.jsonl").read_text().splitlines()
+    return [PredictionRow.model_validate_json(line) for line in lines]
+
+
+def _no_keys() -> dict[str, str]:
+    return {k: "" for k in os.environ if k.endswith("_API_KEY")}
+
+
+@pytest.mark.parametrize("backend", ["lightpanda", "playwright"])
+def test_codex_reaches_every_localweb_postcondition(backend: str, tmp_path: Path) -> None:
+    run_dir = tmp_path / backend
+    proc = run_cli(
+        "localweb-mcp-run", "--agent", "codex", "--backend", backend, "--workers", "2",
+        "--out-dir", str(run_dir), env=_no_keys(), timeout=900,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    scores = Scores.model_validate_json((run_dir / "scores.json").read_text())
+    assert scores.n_tasks == 21
+    assert [e.id for e in scores.per_task if not e.correct] == []
+    rows = _rows(run_dir)
+    assert {r.backend for r in rows} == {f"codex-mcp/{backend}"}
+    assert all(r.status == "ok" and not r.details["contaminated"] for r in rows)
+    assert all(c.name.startswith("mcp__browser__") for r in rows for c in r.trace)
+    # Codex's usage is read from its turn events: exact, cached input apart
+    assert all(r.usage.turns == 1 and r.usage.output_tokens > 0 for r in rows)
+    assert all(r.usage.cache_read_tokens > 0 and not r.usage.estimated for r in rows)
+    manifest = scores.manifest
+    assert manifest is not None and manifest.mode == "scaffold"
+    assert manifest.programs["codex"] == "codex-cli 0.169.0"
+    settings = manifest.settings["backend"]
+    assert settings["agent"] == "codex" and "shell_tool" in settings["disabled_features"]
+    assert settings["built_in_tools"][0] == "list_mcp_resources"
+    excluded = {"lightpanda": "screenshot", "playwright": "browser_take_screenshot"}[backend]
+    assert excluded in settings["excluded_tools"]
+    # the configuration Codex ran with: the server's excluded tools disabled, no shell
+    config = (next(run_dir.glob("attempts/*/*/codex-config.toml"))).read_text()
+    assert f'"{excluded}"' in config and "shell_tool = false" in config
+    assert "required = true" in config
+    # Codex's home (state databases, logs) went with the attempt's temp folder
+    assert not list(run_dir.glob("attempts/*/*/codex-home"))
+    assert not left_running(run_dir)
+
+
+class Outside(StepPolicy):
+    """Tries Codex's shell, an image viewer, the excluded screenshot tool, a tool nobody
+    offers and an MCP resource listing (which Codex always offers), then answers."""
+
+    def step(self, conv: Conversation) -> object:
+        attempts = [
+            ("exec_command", {"cmd": "cat /etc/passwd"}),
+            ("view_image", {"path": "/etc/hostname"}),
+            ("mcp__browser__screenshot", {}),
+            ("no_such_tool", {}),
+            ("list_mcp_resources", {}),
+        ]
+        if conv.turn < len(attempts):
+            name, args = attempts[conv.turn]
+            return call(name, **args)
+        return FinalAnswer("<ANSWER>3</ANSWER>")
+
+
+def _gaia_codex(gaia_file: Path, server: ScriptedModelServer, run_dir: Path, *extra: str):
+    return run_cli(
+        "gaia-mcp-run", "--agent", "codex", "--backend", "lightpanda",
+        "--dataset-file", str(gaia_file), "--task-ids", "g1-plain",
+        "--base-url", f"{server.root_url}/task/{{task_id}}/v1", "--model", "scripted-codex",
+        "--scaffold", "--out-dir", str(run_dir), *extra,
+        env={"OPENAI_API_KEY": API_KEY}, timeout=300,
+    )  # fmt: skip
+
+
+def test_codex_refuses_what_is_outside_the_surface_and_the_audit_lists_it(
+    gaia_file: Path, tmp_path: Path
+) -> None:
+    run_dir = tmp_path / "codex-audit"
+    with ScriptedModelServer(lambda task_id: Outside()) as server:
+        proc = _gaia_codex(gaia_file, server, run_dir, "--grade")
+        offered = server.model_requests("g1-plain")[0].conversation
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (row,) = _rows(run_dir)
+    assert row.status == "ok" and row.prediction == "3"
+    refused = [c["name"] for c in row.details["refused_calls"]]
+    # the shell, the image viewer and the excluded tool are not offered: Codex refused them
+    # (nothing ran), and its log is where they are found
+    assert refused == ["exec_command", "view_image", "mcp__browser__screenshot", "no_such_tool"]
+    assert row.details["contaminated"] is False and row.details["foreign_calls"] == []
+    # the resource listing Codex always offers ran, and is in the trace
+    assert row.trace[0].name == "mcp__codex__list_mcp_resources"
+    assert offered is not None
+    assert "mcp__browser__goto" in offered.tool_names
+    assert not {"exec_command", "view_image", "mcp__browser__screenshot"} & set(offered.tool_names)
+    manifest = Manifest.model_validate_json((run_dir / "manifest.json").read_text())
+    assert manifest.model == "scripted-codex"
+    scores = Scores.model_validate_json((run_dir / "scores.json").read_text())
+    assert scores.metrics["n_refused_calls"] == 4
+    assert not left_running(run_dir)
+
+
+def test_a_server_that_cannot_start_is_an_mcp_server_error(gaia_file: Path, tmp_path: Path) -> None:
+    """Codex is told the server is required, so it does not run the task without it."""
+    fake = tmp_path / "chrome-devtools-mcp"
+    fake.write_text('#!/bin/sh\n[ "$1" = --version ] && echo 1.11.0 && exit 0\nexit 3\n')
+    fake.chmod(0o755)
+    run_dir = tmp_path / "dead-server"
+    with ScriptedModelServer(lambda task_id: Outside()) as server:
+        proc = run_cli(
+            "gaia-mcp-run", "--agent", "codex", "--backend", "chrome-devtools",
+            "--mcp-server", str(fake), "--dataset-file", str(gaia_file),
+            "--task-ids", "g1-plain", "--model", "m", "--scaffold",
+            "--base-url", f"{server.root_url}/task/{{task_id}}/v1", "--out-dir", str(run_dir),
+            env={"OPENAI_API_KEY": API_KEY}, timeout=300,
+        )  # fmt: skip
+    # the server is started once up front to list its tools: it cannot, so nothing runs
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "its MCP server did not list its tools" in proc.stderr
+    assert not (run_dir / "predictions.jsonl").exists()
+
+
+def test_codex_flags_are_checked_before_anything_runs(gaia_file: Path, tmp_path: Path) -> None:
+    base = ["gaia-mcp-run", "--dataset-file", str(gaia_file), "--out-dir", str(tmp_path / "x")]
+    cases = {
+        ("--agent", "codex", "--backend", "lightpanda"): "--agent codex needs --model",
+        ("--agent", "codex", "--backend", "lightpanda", "--model", "m", "--max-turns", "3"): (
+            "--max-turns: Claude Code's"
+        ),
+        ("--backend", "lightpanda", "--reasoning-effort", "high"): (
+            "--reasoning-effort: for --agent codex only"
+        ),
+    }
+    for flags, message in cases.items():
+        proc = run_cli(*base, *flags, env={**_no_keys(), "OPENAI_API_KEY": "sk-x"})
+        assert proc.returncode == 2 and message in proc.stderr, (flags, proc.stderr[-800:])
+    assert not (tmp_path / "x").exists()
