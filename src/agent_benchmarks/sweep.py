@@ -23,8 +23,16 @@ A sweep file is TOML (read with the standard library's ``tomllib``)::
     [stacks."mcp:agent-browser"]     # flags of one stack's cells
     surface = "upstream"
 
+    [stacks."mcp:playwright@codex"]  # models = ...: this stack's models, not the grid's
+    models = ["openai/gpt-5.2"]
+
 A stack is a runner kind, with its variant after a colon when the runner has one
-(``mcp:<server>`` is ``--backend <server>``, ``chat:<engine>`` is ``--engine <engine>``). A
+(``mcp:<server>`` is ``--backend <server>``, ``chat:<engine>`` is ``--engine <engine>``),
+and the agent after an ``@`` for a runner that has a choice of agent (``mcp:playwright@codex``
+is ``--backend playwright --agent codex``; without it, the runner's default, Claude Code).
+A stack's ``models`` replace the grid's models for its cells: an agent runs its own
+provider's models (Claude Code Anthropic's, Codex OpenAI's), so a grid of both agents names
+each agent's models on its stacks. A
 model is ``provider/model`` (``--provider`` and ``--model``, or agent-browser chat's joined
 ``--model provider/model``), a bare model id (``--model``), or ``scripted[:NAME]`` for a
 suite that plays the model itself (localweb's oracle; ``--scripted-model NAME``). Flag
@@ -54,6 +62,7 @@ from agent_benchmarks.suite import backend_kinds, get_backend, get_suite, suite_
 
 SWEEP_RECORD_VERSION = 1
 SCRIPTED = "scripted"
+MODELS = "models"  # in a stack's table: its models, replacing the grid's
 
 FlagValue = str | int | float | bool | list[str | int | float]
 Flags = dict[str, FlagValue]
@@ -142,10 +151,12 @@ class Stack:
     variant_flag: str | None
     variant: str | None
     model_form: str
+    agent: str | None = None
 
     @classmethod
     def parse(cls, text: str) -> Stack:
-        kind, _, variant = text.partition(":")
+        named, _, agent = text.partition("@")
+        kind, _, variant = named.partition(":")
         if kind not in backend_kinds():
             raise InputError(
                 f"stack {text!r}: no runner {kind!r} (runners: {', '.join(backend_kinds())})"
@@ -161,12 +172,21 @@ class Stack:
                 f"stack {text!r}: the {kind} runner needs its {flag}, as in {kind}:NAME"
                 + (f" ({', '.join(choices)})" if choices else "")
             )
-        return cls(text, kind, definition.variant, variant or None, definition.model_form)
+        if agent:
+            agents = definition.options.model_fields.get("agent")
+            choices = (agents.json_schema_extra or {}).get("choices") if agents else None  # type: ignore[union-attr]
+            if not choices or agent not in choices:
+                which = f"agents: {', '.join(choices)}" if choices else "no choice of agent"
+                raise InputError(f"stack {text!r}: the {kind} runner has {which}")
+        return cls(
+            text, kind, definition.variant, variant or None, definition.model_form, agent or None
+        )
 
     def argv(self) -> list[str]:
+        argv = ["--agent", self.agent] if self.agent else []
         if self.variant is None or self.variant_flag is None:
-            return []
-        return ["--" + self.variant_flag.replace("_", "-"), self.variant]
+            return argv
+        return ["--" + self.variant_flag.replace("_", "-"), self.variant, *argv]
 
 
 def _model_argv(model: str, stack: Stack) -> list[str]:
@@ -269,15 +289,11 @@ class Sweep:
         stacks = [Stack.parse(text) for text in grid.stack]
         prompts: list[str | None] = list(grid.prompt) if grid.prompt else [None]
         cells = []
-        for suite, stack, model, prompt in itertools.product(
-            grid.suite, stacks, grid.model, prompts
-        ):
+        pairs = [(stack, model) for stack in stacks for model in self.models_of(stack.text)]
+        for suite, (stack, model), prompt in itertools.product(grid.suite, pairs, prompts):
             # The more specific table wins: a suite's, then a stack's, over the shared ones.
-            shared = (
-                self.file.settings
-                | self.file.suites.get(suite, {})
-                | self.file.stacks.get(stack.text, {})
-            )
+            own = {k: v for k, v in self.file.stacks.get(stack.text, {}).items() if k != MODELS}
+            shared = self.file.settings | self.file.suites.get(suite, {}) | own
             flags = (
                 _flag_argv(shared)
                 + stack.argv()
@@ -290,6 +306,13 @@ class Sweep:
                 folder /= _slug(prompt)
             cells.append(Cell(suite, stack, model, prompt, folder, flags))
         return cells
+
+    def models_of(self, stack: str) -> list[str]:
+        """The models of a stack's cells: its own ``models``, else the grid's."""
+        own = self.file.stacks.get(stack, {}).get(MODELS)
+        if own is None:
+            return list(self.file.grid.model)
+        return [str(m) for m in own] if isinstance(own, list) else [str(own)]
 
     def listing(self) -> str:
         """The cells, their states and command lines (``sweep --list``)."""
@@ -385,7 +408,8 @@ def _check(sweep: Sweep) -> None:
     for text in file.stacks:
         if text not in file.grid.stack:
             raise InputError(f"{where}: stacks.{text!r}: not a stack of the grid")
-    for model in file.grid.model:
+    models = {m for text in file.grid.stack for m in sweep.models_of(text)}
+    for model in sorted(models):
         if model.partition(":")[0] == SCRIPTED:
             lacking = [s for s in file.grid.suite if get_suite(s).scripted_model is None]
             if lacking:

@@ -502,9 +502,7 @@ def test_openai_responses_streamed_with_namespaced_tools(server: ScriptedModelSe
     goes back under the namespace, as the SDK's stream assembles it."""
     server.set_policy(
         "ns",
-        ScriptedPolicy(
-            [call("mcp__browser__goto", url="http://x/"), FinalAnswer("done and done")]
-        ),
+        ScriptedPolicy([call("mcp__browser__goto", url="http://x/"), FinalAnswer("done and done")]),
     )
     client = _openai(server, "ns")
     goto = {"type": "function", "name": "goto", "parameters": GOTO_TOOL_ANTHROPIC["input_schema"]}

@@ -182,3 +182,39 @@ timeout = 60
     assert timeouts["localweb"][:2] == ["--timeout", "60"]
     assert timeouts["gaia"][:2] == ["--timeout", "1800"]
     assert all(argv.count("--timeout") == 1 for argv in timeouts.values())
+
+
+def test_a_stack_names_its_agent_and_its_own_models(tmp_path):
+    """benchcmp's grid in one file: each agent on each stack, each agent with its own
+    provider's models; the agent is part of the stack, so of the cell's folder."""
+    text = """
+[grid]
+suite = "gaia"
+stack = ["mcp:playwright", "mcp:playwright@codex"]
+model = "anthropic/claude-sonnet-4-6"
+repeat = 5
+
+[stacks."mcp:playwright@codex"]
+models = ["openai/gpt-5.2", "openai/gpt-5.2-mini"]
+reasoning_effort = "high"
+"""
+    cells = load_sweep(_write(tmp_path, text)).cells()
+    assert [c.label for c in cells] == [
+        "gaia · mcp:playwright · anthropic/claude-sonnet-4-6",
+        "gaia · mcp:playwright@codex · openai/gpt-5.2",
+        "gaia · mcp:playwright@codex · openai/gpt-5.2-mini",
+    ]
+    claude, codex, _ = cells
+    assert "--agent" not in claude.flags and "--reasoning-effort" not in claude.flags
+    assert codex.flags == [
+        "--reasoning-effort", "high", "--backend", "playwright", "--agent", "codex",
+        "--provider", "openai", "--model", "gpt-5.2", "--repeat", "5",
+    ]  # fmt: skip
+    assert codex.out_dir.parts[-2:] == ("mcp-playwright-codex", "openai-gpt-5.2")
+    # what the cell runs is a valid run command line
+    spec, _ = parse_run("gaia", "mcp", [*codex.flags, "--out-dir", str(codex.out_dir)])
+    assert spec.backend["agent"] == "codex" and spec.model == "gpt-5.2"
+    with pytest.raises(InputError, match="the native runner has no choice of agent"):
+        load_sweep(_write(tmp_path, text.replace('"mcp:playwright",', '"native@codex",')))
+    with pytest.raises(InputError, match="agents: claude, codex"):
+        load_sweep(_write(tmp_path, text.replace('"mcp:playwright",', '"mcp:playwright@x",')))
