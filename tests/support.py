@@ -19,6 +19,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from agent_benchmarks.records import PredictionRow
+
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"
 WEBBENCH_CSV = FIXTURES / "webbench" / "webbench_sample.csv"
@@ -238,3 +240,15 @@ def gaia_mcp_run(
         env={"ANTHROPIC_API_KEY": API_KEY},
         timeout=timeout,
     )
+
+
+def read_rows(run_dir: Path) -> list[PredictionRow]:
+    """Every row of a run folder's predictions.jsonl, in order."""
+    lines = (run_dir / "predictions.jsonl").read_text().splitlines()
+    return [PredictionRow.model_validate_json(line) for line in lines]
+
+
+def no_api_keys() -> dict[str, str]:
+    """An environment override blanking every ``*_API_KEY``, so a run cannot reach a
+    provider with a key the developer's shell happens to hold."""
+    return {k: "" for k in os.environ if k.endswith("_API_KEY")}

@@ -5,7 +5,6 @@ completions, as the Vercel AI Gateway does)."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -31,6 +30,8 @@ from tests.support import (
     chromium_binary,
     left_running,
     lightpanda_binary,
+    no_api_keys,
+    read_rows,
     run_cli,
     write_gaia_attachments,
     write_gaia_parquet,
@@ -42,17 +43,8 @@ pytestmark = pytest.mark.e2e
 SECRET = "gw-e2e-secret-7f3a9c1d2b"
 
 
-def _rows(run_dir: Path) -> list[PredictionRow]:
-    lines = (run_dir / "predictions.jsonl").read_text().splitlines()
-    return [PredictionRow.model_validate_json(line) for line in lines]
-
-
 def _manifest(run_dir: Path) -> Manifest:
     return Manifest.model_validate_json((run_dir / "manifest.json").read_text())
-
-
-def _no_keys() -> dict[str, str]:
-    return {k: "" for k in os.environ if k.endswith("_API_KEY")}
 
 
 def _assert_cleaned_up(run_dir: Path, rows: list[PredictionRow]) -> None:
@@ -66,7 +58,7 @@ def _assert_cleaned_up(run_dir: Path, rows: list[PredictionRow]) -> None:
 
 def _localweb(run_dir: Path, *extra: str):
     return run_cli(
-        "localweb-ab-run", "--workers", "2", "--out-dir", str(run_dir), *extra, env=_no_keys()
+        "localweb-ab-run", "--workers", "2", "--out-dir", str(run_dir), *extra, env=no_api_keys()
     )
 
 
@@ -103,7 +95,7 @@ def test_localweb_on_chromium_passes_every_contract(tmp_path: Path) -> None:
         (e.id, e.details.get("failed"), e.prediction) for e in scores.per_task if not e.correct
     ]
     assert scores.n_tasks == 21 and failed == []
-    rows = _rows(run_dir)
+    rows = read_rows(run_dir)
     _check_scaffold_rows(rows, "chrome")
     manifest = _check_manifest(run_dir, "chrome")
     assert manifest.programs["chromium"].startswith("Chromium ")
@@ -121,7 +113,7 @@ def test_localweb_on_lightpanda_passes_all_but_the_shadow_root(tmp_path: Path) -
     scores = Scores.model_validate_json((run_dir / "scores.json").read_text())
     failed = [(e.id, e.prediction) for e in scores.per_task if not e.correct]
     assert scores.n_tasks == 21 and failed == [("shadow-battery", "not found")]
-    rows = _rows(run_dir)
+    rows = read_rows(run_dir)
     _check_scaffold_rows(rows, "lightpanda")
     (shadow,) = [r for r in rows if r.id == "shadow-battery"]
     assert "Battery life" not in (shadow.trace[-1].output or "")
@@ -188,7 +180,7 @@ def test_a_failing_gateway_is_a_model_api_error_retried_on_resume(
         asked = server.model_requests("g1-plain")
     assert first.returncode == 1, first.stderr[-2000:]
     assert resumed.returncode == 0, resumed.stderr[-2000:]
-    failed, retried = _rows(run_dir)
+    failed, retried = read_rows(run_dir)
     assert (failed.status, failed.error_class) == ("error", "model_api")
     assert failed.error and failed.error.startswith("gateway reply 1")
     assert failed.prediction is None and failed.trace == []
@@ -219,7 +211,7 @@ def test_a_hung_gateway_is_cut_at_the_timeout_with_nothing_left(
             server.fault_on("g1-plain", {2: Fault(kind="hang")})
             proc = _gaia_ab(gaia_file, server, run_dir, "--engine", engine, "--timeout", "15")
     assert proc.returncode == 1, proc.stderr[-2000:]
-    (row,) = _rows(run_dir)
+    (row,) = read_rows(run_dir)
     assert row.status == "timeout" and row.timed_out and 15 <= row.duration_s < 25
     assert [c.name for c in row.trace] == ["open"] and row.trace[0].error is None
     assert row.details["gateway"]["unanswered"] == [2]
@@ -238,7 +230,7 @@ def test_a_chat_that_never_stops_calling_tools_hits_its_step_cap(
         proc = _gaia_ab(gaia_file, server, run_dir, "--timeout", "120")
         asked = server.request_count("g1-plain")
     assert proc.returncode == 0, proc.stderr[-2000:]
-    (row,) = _rows(run_dir)
+    (row,) = read_rows(run_dir)
     assert asked == LIMITS[STEP_CAP] == 50
     assert row.status == "empty" and row.details["limits_hit"] == [STEP_CAP]
     assert not row.prediction  # it never gave a final reply
@@ -273,7 +265,7 @@ def test_answer_sources_are_blocked_in_the_browser_and_out_of_it(
             proc = _gaia_ab(gaia_file, server, run_dir, "--block-answer-sources")
         reached = site.requests_for("g1-plain")
     assert proc.returncode == 0, proc.stderr[-2000:]
-    (row,) = _rows(run_dir)
+    (row,) = read_rows(run_dir)
     opened, read, unrouted = row.trace
     assert opened.error == "✗ Navigation failed: net::ERR_FAILED"
     assert read.error and "'read' denied by policy" in read.error
@@ -302,7 +294,7 @@ def test_the_prediction_is_the_joined_text_or_the_last_reply(
     with ScriptedModelServer(lambda task_id: policy) as server:
         proc = _gaia_ab(gaia_file, server, run_dir, *extra)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    (row,) = _rows(run_dir)
+    (row,) = read_rows(run_dir)
     both = row.details["chat_answers"]
     assert (both["joined"], both["last_reply"]) == ("Checking the page first. 3", "3")
     expected = "3" if answer else "Checking the page first. 3"
@@ -352,7 +344,7 @@ def test_a_gaia_attachment_reaches_the_chat_s_model(
     assert message.index(question) < message.index(shown)
     if task_id == "g1-sheet":
         assert "2\ta\t20\n3\tb\t22" in message  # the cells, row by row
-    (row,) = _rows(run_dir)
+    (row,) = read_rows(run_dir)
     assert (row.status, row.prediction) == ("ok", "ocelot")
     (record,) = row.details["attachments"]
     assert record["original"] == row.file_name and row.file_name in shown

@@ -4,7 +4,6 @@ API, streamed, with the MCP tools in a namespace as Codex offers them)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -17,19 +16,10 @@ from agent_benchmarks.localweb.models import (
     StepPolicy,
     call,
 )
-from agent_benchmarks.records import Manifest, PredictionRow, Scores
-from tests.support import left_running, run_cli
+from agent_benchmarks.records import Manifest, Scores
+from tests.support import left_running, no_api_keys, read_rows, run_cli
 
 pytestmark = pytest.mark.e2e
-
-
-def _rows(run_dir: Path) -> list[PredictionRow]:
-    lines = (run_dir / "predictions.jsonl").read_text().splitlines()
-    return [PredictionRow.model_validate_json(line) for line in lines]
-
-
-def _no_keys() -> dict[str, str]:
-    return {k: "" for k in os.environ if k.endswith("_API_KEY")}
 
 
 @pytest.mark.parametrize("backend", ["lightpanda", "playwright"])
@@ -37,13 +27,13 @@ def test_codex_reaches_every_localweb_postcondition(backend: str, tmp_path: Path
     run_dir = tmp_path / backend
     proc = run_cli(
         "localweb-mcp-run", "--agent", "codex", "--backend", backend, "--workers", "2",
-        "--out-dir", str(run_dir), env=_no_keys(), timeout=900,
+        "--out-dir", str(run_dir), env=no_api_keys(), timeout=900,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     scores = Scores.model_validate_json((run_dir / "scores.json").read_text())
     assert scores.n_tasks == 21
     assert [e.id for e in scores.per_task if not e.correct] == []
-    rows = _rows(run_dir)
+    rows = read_rows(run_dir)
     assert {r.backend for r in rows} == {f"codex-mcp/{backend}"}
     assert all(r.status == "ok" and not r.details["contaminated"] for r in rows)
     assert all(c.name.startswith("mcp__browser__") for r in rows for c in r.trace)
@@ -103,7 +93,7 @@ def test_codex_refuses_what_is_outside_the_surface_and_the_audit_lists_it(
         proc = _gaia_codex(gaia_file, server, run_dir, "--grade")
         offered = server.model_requests("g1-plain")[0].conversation
     assert proc.returncode == 0, proc.stderr[-3000:]
-    (row,) = _rows(run_dir)
+    (row,) = read_rows(run_dir)
     assert row.status == "ok" and row.prediction == "3"
     refused = [c["name"] for c in row.details["refused_calls"]]
     # the shell, the image viewer and the excluded tool are not offered: Codex refused them
@@ -154,6 +144,6 @@ def test_codex_flags_are_checked_before_anything_runs(gaia_file: Path, tmp_path:
         ),
     }
     for flags, message in cases.items():
-        proc = run_cli(*base, *flags, env={**_no_keys(), "OPENAI_API_KEY": "sk-x"})
+        proc = run_cli(*base, *flags, env={**no_api_keys(), "OPENAI_API_KEY": "sk-x"})
         assert proc.returncode == 2 and message in proc.stderr, (flags, proc.stderr[-800:])
     assert not (tmp_path / "x").exists()

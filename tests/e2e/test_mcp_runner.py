@@ -3,7 +3,6 @@ real browsers; only the model is scripted (the Anthropic Messages protocol, stre
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -19,19 +18,10 @@ from agent_benchmarks.localweb.models import (
     call,
 )
 from agent_benchmarks.localweb.site import LocalSite
-from agent_benchmarks.records import Manifest, PredictionRow, Scores
-from tests.support import gaia_mcp_run, left_running, run_cli
+from agent_benchmarks.records import Manifest, Scores
+from tests.support import gaia_mcp_run, left_running, no_api_keys, read_rows, run_cli
 
 pytestmark = pytest.mark.e2e
-
-
-def _rows(run_dir: Path) -> list[PredictionRow]:
-    lines = (run_dir / "predictions.jsonl").read_text().splitlines()
-    return [PredictionRow.model_validate_json(line) for line in lines]
-
-
-def _no_keys() -> dict[str, str]:
-    return {k: "" for k in os.environ if k.endswith("_API_KEY")}
 
 
 # Tasks a backend's tool surface cannot do, and why: asserted exactly, so a change either
@@ -69,7 +59,7 @@ def test_localweb_end_to_end_on_each_backend(backend: str, tmp_path: Path) -> No
         "2",
         "--out-dir",
         str(run_dir),
-        env=_no_keys(),
+        env=no_api_keys(),
         timeout=900,  # 21 tasks, each a Claude Code process and a browser
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -79,7 +69,7 @@ def test_localweb_end_to_end_on_each_backend(backend: str, tmp_path: Path) -> No
     assert failed == EXPECTED_FAILURES[backend], [
         (e.id, e.details.get("failed")) for e in scores.per_task if not e.correct
     ]
-    rows = _rows(run_dir)
+    rows = read_rows(run_dir)
     assert {r.backend for r in rows} == {f"claude-mcp/{backend}"}
     assert all(r.status == "ok" for r in rows)
     assert all(c.name.startswith("mcp__browser__") for r in rows for c in r.trace)
@@ -156,10 +146,10 @@ def test_a_hanging_backend_is_cut_at_the_timeout_with_nothing_left(
         "--no-grade",
         "--out-dir",
         str(run_dir),
-        env=_no_keys(),
+        env=no_api_keys(),
     )
     assert proc.returncode == 1, proc.stderr[-2000:]
-    (row,) = _rows(run_dir)
+    (row,) = read_rows(run_dir)
     assert row.status == "timeout" and 20 <= row.duration_s < 35
     assert not left_running(run_dir)
     # The killed daemon could not delete its Chromium profile; the attempt's private
@@ -182,7 +172,7 @@ def test_each_backend_names_its_missing_prerequisite(tmp_path: Path) -> None:
         str(tmp_path / "nowhere" / "python"),
         "--out-dir",
         str(tmp_path / "bu"),
-        env=_no_keys(),
+        env=no_api_keys(),
     )
     assert proc.returncode == 2
     assert "uv sync --locked --project competitors/browser-use" in proc.stderr
@@ -197,7 +187,7 @@ def test_each_backend_names_its_missing_prerequisite(tmp_path: Path) -> None:
         "agent-browser",
         "--out-dir",
         str(tmp_path / "ab"),
-        env={**_no_keys(), "PATH": str(bin_dir)},
+        env={**no_api_keys(), "PATH": str(bin_dir)},
     )
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert "chromium not found: run `apt-get install -y chromium`" in proc.stderr
@@ -209,7 +199,7 @@ def test_each_backend_names_its_missing_prerequisite(tmp_path: Path) -> None:
         str(tmp_path / "claude"),
         "--out-dir",
         str(tmp_path / "lp"),
-        env=_no_keys(),
+        env=no_api_keys(),
     )
     assert proc.returncode == 2
     assert "--claude" in proc.stderr and "not an executable file" in proc.stderr
@@ -245,7 +235,7 @@ def test_lockdown_refuses_and_the_audit_reports_the_refused_tools(
         offered = server.model_requests("g1-plain")[0]
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "CONTAMINATED" not in proc.stderr
-    (row,) = _rows(run_dir)
+    (row,) = read_rows(run_dir)
     names = [c["name"] for c in row.details["refused_calls"]]
     # upstream's surface offers Lightpanda's search and leaves TodoWrite and LS to the
     # model: calling them is within it there; the shell and web search never are. Claude
@@ -284,7 +274,7 @@ def test_list_tools_prints_the_surface_and_runs_nothing(backend: str, tmp_path: 
         "--list-tools",
         "--out-dir",
         str(tmp_path / "never"),
-        env=_no_keys(),
+        env=no_api_keys(),
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = proc.stdout
@@ -300,7 +290,7 @@ def test_list_tools_prints_the_surface_and_runs_nothing(backend: str, tmp_path: 
     assert not (tmp_path / "never").exists()  # nothing ran
     strict = run_cli(
         "localweb-mcp-run", "--backend", backend, "--surface", "strict", "--list-tools",
-        env=_no_keys(),
+        env=no_api_keys(),
     )  # fmt: skip
     assert strict.returncode == 0, strict.stderr[-2000:]
     assert "surface strict" in strict.stdout
@@ -325,7 +315,7 @@ def test_a_hung_model_is_cut_at_the_timeout_with_nothing_left(
             server.fault_on("g1-plain", {2: Fault.hang()})
             proc = _gaia_mcp(gaia_file, server, run_dir, "--timeout", "15")
     assert proc.returncode == 1, proc.stderr[-2000:]
-    (row,) = _rows(run_dir)
+    (row,) = read_rows(run_dir)
     assert row.status == "timeout" and 15 <= row.duration_s < 25
     assert not left_running(run_dir)
 
@@ -357,7 +347,7 @@ def test_a_spent_budget_is_a_wrong_answer_and_the_row_says_so(
             proc = _gaia_mcp(gaia_file, server, run_dir, flag, value)
             requests = len(server.model_requests("g1-plain"))
     assert proc.returncode == 0, proc.stderr[-2000:]
-    (row,) = _rows(run_dir)
+    (row,) = read_rows(run_dir)
     assert row.status == "empty" and row.error_class is None
     assert row.details["budget_exhausted"] == subtype
     assert requests < 10  # stopped by the cap, not by the timeout

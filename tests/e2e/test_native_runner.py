@@ -31,8 +31,8 @@ from agent_benchmarks.localweb.models import (
 )
 from agent_benchmarks.localweb.site import LocalSite
 from agent_benchmarks.localweb.tasks import TASKS
-from agent_benchmarks.records import Manifest, PredictionRow, Scores
-from tests.support import REPO, run_cli
+from agent_benchmarks.records import Manifest, Scores
+from tests.support import REPO, read_rows, run_cli
 
 pytestmark = pytest.mark.e2e
 MODEL = "scripted-runner"
@@ -110,11 +110,6 @@ def _scripted_run(
     )
 
 
-def _rows(run_dir: Path) -> list[PredictionRow]:
-    lines = (run_dir / "predictions.jsonl").read_text().splitlines()
-    return [PredictionRow.model_validate_json(line) for line in lines]
-
-
 def _manifest(run_dir: Path) -> Manifest:
     return Manifest.model_validate_json((run_dir / "manifest.json").read_text())
 
@@ -169,7 +164,7 @@ def test_gaia_run_from_a_dataset_file(gaia_file: Path, tmp_path: Path) -> None:
             "gaia-run", gaia_file, server, run_dir, "--workers", "2", "--timeout", "60"
         )  # graded at the end by default
         assert proc.returncode == 0, proc.stderr[-2000:]
-        rows = {row.id: row for row in _rows(run_dir)}
+        rows = {row.id: row for row in read_rows(run_dir)}
         assert set(rows) == {"g1-plain", "g1-text", "g1-sheet", "g1-list"}
         for task_id, row in rows.items():
             ledger = server.usage(task_id)
@@ -230,7 +225,7 @@ def test_assistantbench_run_from_a_dataset_file(assistantbench_file: Path, tmp_p
                 "assistantbench-run", assistantbench_file, server, run_dir, "--grade"
             )
     assert proc.returncode == 0, proc.stderr[-2000:]
-    rows = {row.id: row for row in _rows(run_dir)}
+    rows = {row.id: row for row in read_rows(run_dir)}
     assert {r.prediction for r in rows.values()} == set(answers.values())
     scores = Scores.model_validate_json((run_dir / "scores.json").read_text())
     assert scores.n_tasks == 3
@@ -269,7 +264,7 @@ def test_webbench_run_blocks_answer_sources(tmp_path: Path) -> None:
             )
         assert proc.returncode == 0, proc.stderr[-2000:]
         served = [r.path for r in site.requests_for("wb")]
-    (row,) = _rows(run_dir)
+    (row,) = read_rows(run_dir)
     assert row.id == "webbench-7001" and row.web_name == "127.0.0.1"
     assert row.status == "ok" and row.prediction.startswith("The Glacier Water Bottle costs $")
     assert not any("task=webbench-7001" in path for path in served), served
@@ -307,7 +302,7 @@ def test_localweb_run_needs_no_key_and_passes_every_contract(tmp_path: Path) -> 
     assert manifest.mode == "scaffold"
     assert manifest.settings["session"]["site"]["faults"]["error_rate"] == 0.0
     assert "localweb contracts" in proc.stdout
-    rows = _rows(run_dir)
+    rows = read_rows(run_dir)
     assert all(row.details["site"]["requests"] for row in rows)
     assert all(row.usage.turns >= 2 for row in rows)
     assert not _agents_of(run_dir)
@@ -326,7 +321,7 @@ def test_a_hung_model_is_cut_at_the_timeout(gaia_file: Path, tmp_path: Path) -> 
         )
         elapsed = time.monotonic() - started
     assert proc.returncode == 1, proc.stderr  # every attempt failed: infrastructure
-    (row,) = _rows(run_dir)
+    (row,) = read_rows(run_dir)
     assert row.status == "timeout" and row.timed_out and row.error_class == "timeout"
     # graded all the same (a failed attempt's printed answer would count): wrong, and said so
     scores = Scores.model_validate_json((run_dir / "scores.json").read_text())
@@ -344,12 +339,12 @@ def test_error_rows_are_retried_on_resume(gaia_file: Path, tmp_path: Path) -> No
             "gaia-run", gaia_file, server, run_dir, "--task-ids", "g1-plain,g1-list"
         )
         assert first.returncode == 0, first.stderr[-2000:]
-        statuses = {r.id: (r.status, r.error_class) for r in _rows(run_dir)}
+        statuses = {r.id: (r.status, r.error_class) for r in read_rows(run_dir)}
         assert statuses == {"g1-plain": ("error", "model_api"), "g1-list": ("ok", None)}
 
         kept = run_cli("gaia-run", "--resume", str(run_dir), "--no-retry-errors", env=_runner_env())
         assert kept.returncode == 0, kept.stderr[-2000:]
-        assert len(_rows(run_dir)) == 2
+        assert len(read_rows(run_dir)) == 2
 
         changed = run_cli(
             "gaia-run", "--resume", str(run_dir), "--model", "other", env=_runner_env()
@@ -358,7 +353,7 @@ def test_error_rows_are_retried_on_resume(gaia_file: Path, tmp_path: Path) -> No
 
         again = run_cli("gaia-run", "--resume", str(run_dir), "--grade", env=_runner_env())
         assert again.returncode == 0, again.stderr[-2000:]
-    rows = _rows(run_dir)
+    rows = read_rows(run_dir)
     assert [(r.id, r.status) for r in rows] == [
         ("g1-plain", "error"),
         ("g1-list", "ok"),
@@ -426,7 +421,7 @@ def test_sigkill_mid_run_then_resume_runs_every_task_once(tmp_path: Path) -> Non
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert "torn last line" in resumed.stderr
     assert (run_dir / "predictions.jsonl.torn").exists()
-    rows = _rows(run_dir)
+    rows = read_rows(run_dir)
     assert Counter(r.id for r in rows) == Counter({t.id: 1 for t in TASKS})
     assert 3 <= done_before < len(TASKS)  # the crash really came mid-run
     scores = Scores.model_validate_json((run_dir / "scores.json").read_text())
@@ -446,7 +441,7 @@ def test_ctrl_c_stops_starting_then_resume_finishes(tmp_path: Path) -> None:
     _out, err = harness.communicate(timeout=60)
     assert harness.returncode == 130, err[-2000:]
     assert "--resume" in err
-    rows = _rows(run_dir)
+    rows = read_rows(run_dir)
     assert 1 <= len(rows) < len(TASKS)
     assert all(r.status == "ok" for r in rows)  # the running task was allowed to finish
     assert _manifest(run_dir).sessions[0].interrupted
@@ -488,7 +483,7 @@ def test_second_ctrl_c_kills_running_tasks(gaia_file: Path, tmp_path: Path) -> N
         harness.send_signal(signal.SIGINT)
         _out, err = harness.communicate(timeout=30)
     assert harness.returncode == 130, err[-2000:]
-    (row,) = _rows(run_dir)
+    (row,) = read_rows(run_dir)
     assert row.status == "error" and row.error_class == "interrupted"
     assert not _agents_of(run_dir)
     assert json.loads((run_dir / "manifest.json").read_text())["sessions"][0]["interrupted"]

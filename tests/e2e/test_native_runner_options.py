@@ -30,17 +30,12 @@ from agent_benchmarks.pricing import PRICE_TABLE_VERSION
 from agent_benchmarks.prompts import RESEARCH_PERSISTENT
 from agent_benchmarks.records import Manifest, PredictionRow, Scores
 from agent_benchmarks.runner.process import CGROUP_V1, CGROUP_V2, RLIMIT, memory_cap_method
-from tests.support import REPO, lightpanda_binary, run_cli
+from tests.support import REPO, lightpanda_binary, read_rows, run_cli
 
 pytestmark = pytest.mark.e2e
 MODEL = "scripted-options"
 # Lightpanda ends the system prompt it is given with a line of its own: the date and locale.
 DATE_LINE = re.compile(r"\nToday is [^\n]*Resolve relative dates against it\.\n")
-
-
-def _rows(run_dir: Path) -> list[PredictionRow]:
-    lines = (run_dir / "predictions.jsonl").read_text().splitlines()
-    return [PredictionRow.model_validate_json(line) for line in lines]
 
 
 def _manifest(run_dir: Path) -> Manifest:
@@ -109,7 +104,7 @@ def test_memory_cap_is_applied_and_recorded(tmp_path: Path) -> None:
     run_dir = tmp_path / "capped"
     proc = _localweb("--memory-max-mb", "1024", "--out-dir", str(run_dir))
     assert proc.returncode == 0, proc.stderr[-2000:]
-    (row,) = _rows(run_dir)
+    (row,) = read_rows(run_dir)
     assert row.status == "ok", (row.error, row.stderr_tail[-500:])
     method = memory_cap_method()
     assert method in (CGROUP_V2, CGROUP_V1, RLIMIT)
@@ -127,7 +122,7 @@ def test_a_cap_too_small_for_lightpanda_is_an_oom_row(tmp_path: Path) -> None:
     proc = _localweb("--memory-max-mb", cap, "--out-dir", str(run_dir))
     assert proc.returncode == 1, proc.stderr[-2000:]  # every attempt failed: infrastructure
     assert "every attempt failed" in proc.stderr
-    (row,) = _rows(run_dir)
+    (row,) = read_rows(run_dir)
     assert (row.status, row.error_class) == ("error", "oom"), (row.error, row.stderr_tail)
     assert row.error == f"killed for exceeding the memory cap ({method})"
     assert row.details["process"]["memory_method"] == method
@@ -166,7 +161,7 @@ def _localweb_with_rlimit(*args: str) -> subprocess.CompletedProcess[str]:
 def test_rlimit_fallback_reports_oom(tmp_path: Path, cap: str) -> None:
     run_dir = tmp_path / "rlimit"
     proc = _localweb_with_rlimit("--memory-max-mb", cap, "--out-dir", str(run_dir))
-    (row,) = _rows(run_dir)
+    (row,) = read_rows(run_dir)
     assert row.details["process"]["memory_method"] == RLIMIT
     assert (row.status, row.error_class) == ("error", "oom"), (row.error, row.stderr_tail)
     assert proc.returncode == 1
@@ -181,7 +176,7 @@ def test_another_lightpanda_build_is_recorded_and_pinned_on_resume(tmp_path: Pat
     run_dir = tmp_path / "copy-run"
     proc = _localweb("--lightpanda", str(binary), "--out-dir", str(run_dir))
     assert proc.returncode == 0, proc.stderr[-2000:]
-    (row,) = _rows(run_dir)
+    (row,) = read_rows(run_dir)
     assert row.status == "ok"
     manifest = _manifest(run_dir)
     assert manifest.settings["backend"]["binary"] == str(binary)
@@ -202,7 +197,7 @@ def test_another_lightpanda_build_is_recorded_and_pinned_on_resume(tmp_path: Pat
     assert changed.returncode == 2, changed.stderr[-2000:]
     assert "lightpanda_sha256" in changed.stderr
     assert "finish it with the same build or start a new run" in changed.stderr
-    assert len(_rows(run_dir)) == 1
+    assert len(read_rows(run_dir)) == 1
     assert len(_manifest(run_dir).sessions) == 2
 
 
@@ -259,7 +254,7 @@ def test_the_system_prompt_reaches_the_model(
     if from_file:
         assert session["system_prompt_sha256"] == _sha256(prompt_file)
         assert _manifest(run_dir).settings["flags"]["system_prompt_file"] == str(prompt_file)
-    (row,) = _rows(run_dir)
+    (row,) = read_rows(run_dir)
     assert row.status == "ok" and row.prediction == "3"
 
 
@@ -289,7 +284,7 @@ def test_repeat_runs_every_task_k_times_and_grades_each_attempt(
         )
         assert proc.returncode == 0, proc.stderr[-2000:]
         assert server.request_count("g1-plain") == server.request_count("g1-list") == 2
-    rows = _rows(run_dir)
+    rows = read_rows(run_dir)
     assert sorted((r.id, r.attempt) for r in rows) == [
         ("g1-list", 1),
         ("g1-list", 2),
@@ -367,7 +362,7 @@ def test_row_cost_follows_the_price_table(
         )
         assert proc.returncode == 0, proc.stderr[-2000:]
         ledgers = {task_id: server.usage(task_id) for task_id in ("g1-plain", "g1-list")}
-    rows = _rows(run_dir)
+    rows = read_rows(run_dir)
     assert len(rows) == 2
     per_million = (1, 0.25, 2, 7) if price_file else (3, 0.30, 3.75, 15)
     for row in rows:

@@ -477,6 +477,15 @@ class McpOptions(Options):
         choices=SEARCH_SETTINGS,
     )
 
+    def server_program_flags(self) -> dict[str, Any]:
+        """The flags that say where the server's programs are, for find_server_programs."""
+        return {
+            "agent_browser": self.agent_browser,
+            "browser_use_python": self.browser_use_python,
+            "mcp_server": self.mcp_server,
+            "cli": self.cli,
+        }
+
 
 OAUTH_TOKEN_VAR = "CLAUDE_CODE_OAUTH_TOKEN"
 
@@ -611,13 +620,7 @@ def _surface(
         claude = node_binary(Path(claude_bin), "claude", "CLAUDE_BIN")
     else:
         claude = node_binary(options.claude, "claude", "--claude")
-    programs = find_server_programs(
-        definition,
-        agent_browser=options.agent_browser,
-        browser_use_python=options.browser_use_python,
-        mcp_server=options.mcp_server,
-        cli=options.cli,
-    )
+    programs = find_server_programs(definition, **options.server_program_flags())
     settings = McpSettings(
         backend=options.backend,
         surface=surface,

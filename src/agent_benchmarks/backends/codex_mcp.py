@@ -299,13 +299,7 @@ def codex_surface(
     surface, _ = surface_and_turns(options, request.resumed_settings)
     lightpanda = Path(options.lightpanda) if options.lightpanda else bundled_binary()
     check_binary(lightpanda)
-    programs = find_server_programs(
-        definition,
-        agent_browser=options.agent_browser,
-        browser_use_python=options.browser_use_python,
-        mcp_server=options.mcp_server,
-        cli=options.cli,
-    )
+    programs = find_server_programs(definition, **options.server_program_flags())
     settings = CodexSettings(
         backend=options.backend,
         surface=surface,
