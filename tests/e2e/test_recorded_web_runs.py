@@ -74,6 +74,11 @@ RUNNERS = {
     "claude-mcp-chromium": ["localweb-mcp-run", "--backend", "agent-browser"],
     "claude-mcp-ab-lightpanda": ["localweb-mcp-run", "--backend", "agent-browser-lightpanda"],
     "claude-mcp-browser-use": ["localweb-mcp-run", "--backend", "browser-use"],
+    "claude-mcp-playwright": ["localweb-mcp-run", "--backend", "playwright"],
+    "claude-mcp-chrome-devtools": ["localweb-mcp-run", "--backend", "chrome-devtools"],
+    "claude-mcp-cli": ["localweb-mcp-run", "--backend", "cli", "--cli", "agent-browser"],
+    "codex-mcp": ["localweb-mcp-run", "--agent", "codex", "--backend", "lightpanda"],
+    "codex-mcp-playwright": ["localweb-mcp-run", "--agent", "codex", "--backend", "playwright"],
     "ab-chat-chromium": ["localweb-ab-run"],
     "ab-chat-lightpanda": ["localweb-ab-run", "--engine", "lightpanda"],
 }
@@ -88,6 +93,11 @@ CASES = [
     ("claude-mcp-chromium", "https", "wacz"),
     ("claude-mcp-ab-lightpanda", "https", "folder"),
     ("claude-mcp-browser-use", "https", "folder"),
+    ("claude-mcp-playwright", "https", "folder"),
+    ("claude-mcp-chrome-devtools", "https", "folder"),
+    ("claude-mcp-cli", "http", "folder"),
+    ("codex-mcp", "https", "folder"),
+    ("codex-mcp-playwright", "http", "folder"),
     ("ab-chat-chromium", "http", "folder"),
     ("ab-chat-lightpanda", "https", "folder"),
 ]

@@ -275,10 +275,16 @@ def _chrome_devtools_server(
         "args": [
             "--headless", "--isolated", "--executablePath", _chromium_path(),
             f"--chromeArg={NO_SANDBOX}",
-            # Nothing phones home: Google's usage statistics, CrUX lookups of traced URLs.
+            # Nothing phones home: Google's usage statistics, CrUX lookups of traced URLs
+            # (and, in the environment, its update check).
             "--no-usage-statistics", "--no-performance-crux",
         ],
-        "env": {"HOME": _chromium_home(tmpdir), "CHROME_DEVTOOLS_MCP_NO_USAGE_STATISTICS": "1"},
+        "env": {
+            "HOME": _chromium_home(tmpdir),
+            "CHROME_DEVTOOLS_MCP_NO_USAGE_STATISTICS": "1",
+            # Its npm update check (it asks the registry, then caches the answer in HOME).
+            "CHROME_DEVTOOLS_MCP_NO_UPDATE_CHECKS": "1",
+        },
     }  # fmt: skip
 
 
