@@ -280,6 +280,11 @@ def test_confidence_interval_is_reproducible_and_seed_is_recorded(tmp_path: Path
         ("claude-mcp/browser-use", {}, "chromium"),
         ("agent-browser-chat/lightpanda", {"backend": {"engine": "lightpanda"}}, "lightpanda"),
         ("agent-browser-chat/chrome", {"backend": {"engine": "chrome"}}, "chromium"),
+        ("claude-mcp/playwright", {}, "chromium"),
+        ("claude-mcp/chrome-devtools", {}, "chromium"),
+        ("claude-mcp/cli-agent-browser", {}, "chromium"),
+        ("codex-mcp/lightpanda", {}, "lightpanda"),
+        ("codex-mcp/playwright", {}, "chromium"),
         ("something-else", {}, "unknown"),
     ],
 )
@@ -293,6 +298,15 @@ def test_driven_programs(tmp_path: Path) -> None:
     stack = stack_of(loaded)
     assert (stack.agent, stack.engine) == ("claude-mcp", "lightpanda")
     assert driven_programs(stack) == ("claude-code", "agent-browser", "lightpanda")
+
+
+def test_codex_and_the_newer_servers_pin_their_own_programs(tmp_path: Path) -> None:
+    run = make_run(tmp_path, "cx", backend="codex-mcp/chrome-devtools")
+    (loaded,) = load_runs([run])
+    stack = stack_of(loaded)
+    assert (stack.agent, stack.engine) == ("codex-mcp", "chromium")
+    assert stack.surface == "strict"  # an MCP agent's run has a surface, whichever agent
+    assert driven_programs(stack) == ("codex", "chrome-devtools-mcp", "chromium")
 
 
 def test_agent_browser_chat_stack(tmp_path: Path) -> None:
