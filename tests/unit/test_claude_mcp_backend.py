@@ -12,18 +12,15 @@ import pytest
 from agent_benchmarks.backends.base import PreparedTask
 from agent_benchmarks.backends.claude_mcp import (
     BUILT_IN_TOOLS,
-    DEFINITION,
-    SERVERS,
     SURFACE_BUILT_INS,
-    SURFACES,
     UPSTREAM_BUILT_INS,
     ClaudeMcpBackend,
-    McpOptions,
     McpSettings,
-    surface_and_turns,
-    surface_listing,
 )
 from agent_benchmarks.backends.claude_stream import audit_calls
+from agent_benchmarks.backends.mcp_options import SURFACES, McpOptions, surface_and_turns
+from agent_benchmarks.backends.mcp_run import DEFINITION, surface_listing
+from agent_benchmarks.backends.mcp_servers import SERVERS
 from agent_benchmarks.backends.programs import NODE_BIN
 from agent_benchmarks.pricing import PriceTable, load_price_table
 from agent_benchmarks.records import TaskInput, ToolCall

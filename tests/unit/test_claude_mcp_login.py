@@ -11,11 +11,11 @@ import pytest
 
 from agent_benchmarks.backends.base import PreparedTask
 from agent_benchmarks.backends.claude_mcp import (
-    SERVERS,
     ClaudeMcpBackend,
     McpSettings,
     subscription_login,
 )
+from agent_benchmarks.backends.mcp_servers import SERVERS
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.records import TaskInput
 from agent_benchmarks.redact import REDACTED, redact_text

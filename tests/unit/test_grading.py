@@ -12,11 +12,11 @@ import pytest
 
 from agent_benchmarks.backends.base import PreparedTask
 from agent_benchmarks.backends.claude_mcp import (
-    SERVERS,
     UPSTREAM_BUILT_INS,
     ClaudeMcpBackend,
     McpSettings,
 )
+from agent_benchmarks.backends.mcp_servers import SERVERS
 from agent_benchmarks.records import DatasetSource, Manifest, PredictionRow, TaskInput, Usage
 from agent_benchmarks.runner.process import ProcessResult
 from agent_benchmarks.storage import PredictionsWriter

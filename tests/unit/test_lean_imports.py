@@ -83,7 +83,7 @@ def test_help_loads_only_its_own_backend_and_no_heavy_library(command: str) -> N
     backends = {m for m in loaded["ours"] if m.startswith("agent_benchmarks.backends.")}
     own = {
         "webbench__native": "agent_benchmarks.backends.lightpanda",
-        "webbench__mcp": "agent_benchmarks.backends.claude_mcp",
+        "webbench__mcp": "agent_benchmarks.backends.mcp_run",
         "webbench__chat": "agent_benchmarks.backends.agent_browser_chat",
     }[command]
     assert own in backends
@@ -93,6 +93,7 @@ def test_help_loads_only_its_own_backend_and_no_heavy_library(command: str) -> N
     assert backends - {own} <= {
         "agent_benchmarks.backends.base",
         "agent_benchmarks.backends.mcp_servers",
+        "agent_benchmarks.backends.mcp_options",
         "agent_benchmarks.backends.cli_shell",
         "agent_benchmarks.backends.lightpanda",
         "agent_benchmarks.backends.lightpanda_trace",

@@ -11,12 +11,12 @@ import pytest
 from agent_benchmarks.backends.base import PreparedTask
 from agent_benchmarks.backends.claude_mcp import (
     SEARCH_LOG,
-    SERVERS,
     WEB_SEARCH_TOOL,
     ClaudeMcpBackend,
     McpSettings,
-    surface_listing,
 )
+from agent_benchmarks.backends.mcp_run import surface_listing
+from agent_benchmarks.backends.mcp_servers import SERVERS
 from agent_benchmarks.records import TaskInput
 from agent_benchmarks.runner.process import ProcessResult
 from agent_benchmarks.search import BLOCK_ENV, LOG_ENV, SEARCH_PARAMETERS

@@ -33,7 +33,7 @@ import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict
@@ -41,13 +41,18 @@ from pydantic import BaseModel, ConfigDict
 from agent_benchmarks.attachments import message_attachments
 from agent_benchmarks.backends.base import (
     AgentOutcome,
-    BackendDef,
     BuildRequest,
     PreparedTask,
     process_failure,
 )
 from agent_benchmarks.backends.claude_stream import ClaudeRun, audit_calls, parse_stream
 from agent_benchmarks.backends.lightpanda import bundled_binary, check_binary
+from agent_benchmarks.backends.mcp_options import (
+    DEFAULT_MCP_TOOL_TIMEOUT_MS,
+    DEFAULT_SURFACE,
+    McpOptions,
+    surface_and_turns,
+)
 from agent_benchmarks.backends.mcp_servers import (
     SERVER_NAME,
     SERVERS,
@@ -59,7 +64,6 @@ from agent_benchmarks.backends.mcp_servers import (
 from agent_benchmarks.backends.programs import node_binary, program_version
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.pricing import PriceTable, load_price_table
-from agent_benchmarks.provenance import default_run_dir
 from agent_benchmarks.records import ToolCall
 from agent_benchmarks.redact import add_secret, secrets_in_json
 from agent_benchmarks.runner.process import ProcessResult, ProcessSpec
@@ -69,7 +73,7 @@ from agent_benchmarks.search import (
     DEFAULT_SEARCH,
     KEY_ENV,
     LOG_ENV,
-    SEARCH_SETTINGS,
+    MCP_TOOL_NAME,
     TOOL_NAME,
     key_problem,
     search_settings,
@@ -77,19 +81,13 @@ from agent_benchmarks.search import (
     summarise_log,
 )
 from agent_benchmarks.search import SERVER_NAME as SEARCH_SERVER_NAME
-from agent_benchmarks.spec import Options, option
 from agent_benchmarks.web.service import AttemptWeb
 
-if TYPE_CHECKING:
-    from agent_benchmarks.backends.codex_mcp import CodexMcpBackend, CodexSettings
-
-WEB_SEARCH_TOOL = f"mcp__{SEARCH_SERVER_NAME}__{TOOL_NAME}"  # --search tavily's one search
+WEB_SEARCH_TOOL = MCP_TOOL_NAME  # --search tavily's one search
 SEARCH_LOG = "search.jsonl"  # in the attempt folder: the web_search server's call log
 # Upstream's defaults: its MCP runner passes the alias `sonnet`, sets no turn cap and gives
 # each task 600 s.
 DEFAULT_MODEL = "sonnet"
-DEFAULT_TIMEOUT_S = 600.0
-DEFAULT_MCP_TOOL_TIMEOUT_MS = 120_000
 # The names Claude Code 2.1.330 takes as aliases; it resolves them itself when it starts,
 # and each attempt's stream names the model id it ran (rows: details.model_id).
 CLAUDE_CODE_ALIASES = frozenset(
@@ -109,8 +107,6 @@ BUILT_IN_TOOLS = (
     "TaskStop", "TaskUpdate", "TodoWrite", "WebFetch", "WebSearch", "Workflow", "Write",
 )  # fmt: skip
 
-SURFACES = ("upstream", "strict")
-DEFAULT_SURFACE = "upstream"
 # The built-in tools upstream's deny-list (its _mcp.py) leaves to Claude Code. Upstream ran
 # Claude Code's default tool set minus that list; on versions whose default set had them,
 # TodoWrite and LS were what remained. Claude Code 2.1.330 has neither (``--tools
@@ -406,87 +402,6 @@ def _classify(result: ProcessResult, run: Any) -> tuple[Any, str | None, str | N
     return "error", kind, f"{run.subtype or 'no result'}: {message[:500]}"
 
 
-# --- the command line ----------------------------------------------------------------------
-
-
-AGENTS = ("claude", "codex")
-
-
-class McpOptions(Options):
-    """The MCP runner's own flags (an agent CLI + one browser MCP server)."""
-
-    backend: str = option(..., help="the server", choices=tuple(sorted(SERVERS)))
-    agent: str | None = option(
-        help="the agent CLI driving the server: claude (default; Claude Code) or codex "
-        "(OpenAI's Codex, `codex exec`, on OPENAI_API_KEY)",
-        choices=AGENTS,
-    )
-    codex: Path | None = option(help="codex binary for --agent codex (default: node_modules/.bin)")
-    reasoning_effort: str | None = option(
-        help="--agent codex: the model's reasoning effort (default: the model's own)",
-        choices=("minimal", "low", "medium", "high", "xhigh"),
-    )
-    surface: str | None = option(
-        help="the tools the model gets: upstream (default; lightpanda-io/agent-benchmarks' "
-        "published surface: Lightpanda's search, the full agent-browser wrapper, TodoWrite "
-        "and LS) or strict (no search, no built-in tool, interactive snapshots by default)",
-        choices=SURFACES,
-    )
-    list_tools: bool | None = option(
-        help="print the backend's tool surface (starting its MCP server to ask it) and exit",
-        defines_run=False,
-    )
-    claude: Path | None = option(help="claude binary (default: node_modules/.bin)")
-    lightpanda: Path | None = option(help="lightpanda binary (default: PyPI's)")
-    agent_browser: Path | None = option(
-        help="agent-browser binary for the agent-browser backends (default: node_modules/.bin)"
-    )
-    browser_use_python: Path | None = option(
-        help="python of an environment with browser-use (default: competitors/browser-use)"
-    )
-    cli: str | None = option(
-        help="--backend cli: the browser command-line program the agent's one shell tool "
-        "runs (agent-browser from node_modules/.bin, ghostchrome or any program on PATH, "
-        "or a path); every other command is refused",
-        metavar="PROGRAM",
-    )
-    mcp_server: Path | None = option(
-        help="the MCP server program of the playwright and chrome-devtools backends "
-        "(default: node_modules/.bin)"
-    )
-    max_turns: int | None = option(
-        help="Claude Code's cap on model turns per task (default: none, as upstream)", ge=1
-    )
-    auth: str | None = option(
-        help="api-key keeps ANTHROPIC_API_KEY; default subscription removes it",
-        choices=("subscription", "api-key"),
-    )
-    mcp_tool_timeout_ms: int | None = option(
-        help=f"MCP tool call timeout (default {DEFAULT_MCP_TOOL_TIMEOUT_MS})", ge=1
-    )
-    max_budget_usd: float | None = option(
-        help="Claude Code's spending cap per task, in US dollars (default: none)", gt=0
-    )
-    base_url: str | None = option(
-        help="ANTHROPIC_BASE_URL for Claude Code (a proxy)", defines_run=False
-    )
-    search: str | None = option(
-        help="the agent's web search: native (default; the stack's own, Lightpanda's search "
-        "on the upstream surface), tavily (our web_search MCP server for every backend, the "
-        f"stack's own withheld; needs {KEY_ENV}) or none (no search tool)",
-        choices=SEARCH_SETTINGS,
-    )
-
-    def server_program_flags(self) -> dict[str, Any]:
-        """The flags that say where the server's programs are, for find_server_programs."""
-        return {
-            "agent_browser": self.agent_browser,
-            "browser_use_python": self.browser_use_python,
-            "mcp_server": self.mcp_server,
-            "cli": self.cli,
-        }
-
-
 OAUTH_TOKEN_VAR = "CLAUDE_CODE_OAUTH_TOKEN"
 
 
@@ -540,13 +455,10 @@ def _copy_login(home: Path) -> None:
     os.chmod(target, 0o600)
 
 
-def build(request: BuildRequest) -> ClaudeMcpBackend | CodexMcpBackend:
+def build_claude(request: BuildRequest) -> ClaudeMcpBackend:
+    """``--agent claude`` (the default): Claude Code on the server."""
     spec, options, scripted_model = request.spec, request.options, request.scripted_model
     assert isinstance(options, McpOptions)
-    if options.agent == "codex":
-        from agent_benchmarks.backends.codex_mcp import build_codex
-
-        return build_codex(request)
     for flag, value in (
         ("--codex", options.codex),
         ("--reasoning-effort", options.reasoning_effort),
@@ -564,7 +476,7 @@ def build(request: BuildRequest) -> ClaudeMcpBackend | CodexMcpBackend:
             problem = key_problem(os.environ[KEY_ENV], os.environ.get(BASE_URL_ENV) or None)
             if problem is not None:
                 raise InputError(f"--search tavily: {problem}")
-    settings, definition, versions, _ = _surface(request)
+    settings, definition, versions, _ = claude_surface(request)
     auth = options.auth or "subscription"
     model = spec.model or DEFAULT_MODEL
     if scripted_model is not None:
@@ -586,24 +498,7 @@ def build(request: BuildRequest) -> ClaudeMcpBackend | CodexMcpBackend:
     return ClaudeMcpBackend(settings, definition, versions, prices)
 
 
-def surface_and_turns(
-    options: McpOptions, resumed: dict[str, Any] | None
-) -> tuple[str, int | None]:
-    """The run's tool surface and turn cap: as the options say, else the defaults. A
-    resumed run's options come from its manifest; where they do not say (runs started
-    before they were recorded), its backend settings (``resumed``) do: a run from before
-    --surface existed had strict's surface, and one from before the cap's default became
-    none had 60 turns."""
-    if options.surface:
-        surface = options.surface
-    elif resumed is not None:
-        surface = resumed.get("surface") or "strict"
-    else:
-        surface = DEFAULT_SURFACE
-    return surface, options.max_turns or (resumed.get("max_turns") if resumed else None)
-
-
-def _surface(
+def claude_surface(
     request: BuildRequest,
 ) -> tuple[McpSettings, McpServerDef, dict[str, str], dict[str, list[str]]]:
     """The settings, with the tools the server really offers sorted into allowed and
@@ -656,65 +551,3 @@ def _surface(
     settings.excluded_tools = sorted(set(excluded) & set(offered))
     settings.built_in_tools = list(SURFACE_BUILT_INS[surface])
     return settings, definition, versions, offered
-
-
-def list_tools(request: BuildRequest) -> int | None:
-    """``--list-tools``: print the stack's tool surface, run nothing (None without it)."""
-    options = request.options
-    assert isinstance(options, McpOptions)
-    if not options.list_tools:
-        return None
-    if options.agent == "codex":
-        from agent_benchmarks.backends.codex_mcp import codex_surface
-
-        codex, definition, arguments = codex_surface(request)
-        print(surface_listing(codex, definition, arguments, agent="Codex"))
-        return 0
-    settings, definition, _, arguments = _surface(request)
-    print(surface_listing(settings, definition, arguments))
-    return 0
-
-
-def surface_listing(
-    settings: McpSettings | CodexSettings,
-    definition: McpServerDef,
-    arguments: dict[str, list[str]],
-    agent: str = "Claude Code",
-) -> str:
-    """The surface as text: allowed tools with their argument names (required ones
-    marked ``*``), excluded tools with why, and the built-in tools offered."""
-    lines = [f"backend {settings.backend}, surface {settings.surface}"]
-    lines.append(
-        f"allowed MCP tools ({len(settings.allowed_tools)}), as mcp__{SERVER_NAME}__<tool>:"
-    )
-    lines += [f"  {t}({', '.join(arguments.get(t, []))})" for t in settings.allowed_tools]
-    lines.append(f"search: {settings.search_setting}")
-    if settings.search_setting == "tavily":
-        lines.append(f"  {WEB_SEARCH_TOOL}({', '.join(arguments.get(WEB_SEARCH_TOOL, []))})")
-    excluded = definition.excluded_on(settings.surface, settings.search_setting)
-    lines.append(f"excluded MCP tools ({len(settings.excluded_tools)}):")
-    lines += [f"  {t}: {excluded[t]}" for t in settings.excluded_tools]
-    built_ins = ", ".join(settings.built_in_tools) or "none"
-    always = "ToolSearch always" if agent == "Claude Code" else "none can be turned off"
-    lines.append(f"built-in {agent} tools offered: {built_ins} ({always})")
-    return "\n".join(lines)
-
-
-def _stack_folder(options: McpOptions) -> str:
-    """The run folder's stack part: the backend, with the program for --backend cli, after
-    the agent when it is not Claude Code (``codex-playwright``)."""
-    stack = f"cli-{Path(options.cli).name}" if options.cli else options.backend
-    return f"{options.agent}-{stack}" if options.agent not in (None, "claude") else stack
-
-
-DEFINITION = BackendDef(
-    kind="mcp",
-    title="Claude Code on a browser MCP server",
-    options=McpOptions,
-    build=build,
-    run_dir=lambda suite, options: default_run_dir(suite.name, mcp_backend=_stack_folder(options)),
-    prog_suffix="-mcp-run",
-    variant="backend",
-    default_timeout_s=DEFAULT_TIMEOUT_S,
-    inform=list_tools,
-)

@@ -39,6 +39,7 @@ from agent_benchmarks.backends.base import (
 )
 from agent_benchmarks.backends.codex_stream import CodexRun, parse_events, unsupported_calls
 from agent_benchmarks.backends.lightpanda import bundled_binary, check_binary
+from agent_benchmarks.backends.mcp_options import McpOptions, surface_and_turns
 from agent_benchmarks.backends.mcp_servers import (
     SERVER_NAME,
     SERVERS,
@@ -277,8 +278,6 @@ def codex_surface(
     """The settings, with the tools the server really offers sorted into allowed and
     excluded by the surface; each offered tool's arguments. Codex's own flags are checked
     here, and Claude Code's refused, before anything starts."""
-    from agent_benchmarks.backends.claude_mcp import McpOptions, surface_and_turns
-
     spec, options = request.spec, request.options
     assert isinstance(options, McpOptions)
     for flag, value in (

@@ -32,6 +32,8 @@ LOG_ENV = "AGENT_BENCHMARKS_SEARCH_LOG"  # the JSONL file the server appends eac
 BLOCK_ENV = "AGENT_BENCHMARKS_SEARCH_BLOCK"  # a JSON list of shell-style URL patterns
 SERVER_NAME = "search"  # Claude Code names the tool mcp__search__web_search
 TOOL_NAME = "web_search"
+# The tool as an MCP agent names it (Claude Code and Codex alike).
+MCP_TOOL_NAME = f"mcp__{SERVER_NAME}__{TOOL_NAME}"
 
 # What every web_search call asks Tavily, whatever the stack: a plain web search with
 # snippets, no generated answer (that would be a second model answering), no page bodies
