@@ -1,8 +1,9 @@
 """The browser MCP servers an agent CLI is locked down to: how each one starts, which of its
 tools are out of bounds (and why), how its browser is sent through a recorded-web run's
-proxy, and which tools it really offers (asked over MCP). The agent side (Claude Code,
-:mod:`agent_benchmarks.backends.claude_mcp`) takes a server from :data:`SERVERS` by its
-``--backend`` name; adding a server is one entry here.
+proxy, and which tools it really offers (asked over MCP). The agents (Claude Code,
+:mod:`agent_benchmarks.backends.claude_mcp`; Codex, :mod:`agent_benchmarks.backends.codex_mcp`)
+take a server from :data:`SERVERS` by its ``--backend`` name; adding a server is one entry
+here.
 
 Servers: ``lightpanda mcp``; our agent-browser wrapper (``competitors/agent-browser-mcp``)
 on Chromium or on Lightpanda; browser-use's server; Playwright's (``@playwright/mcp``) and
