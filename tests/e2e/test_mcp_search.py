@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from agent_benchmarks.localweb.models import API_KEY, Conversation, FinalAnswer, StepPolicy
+from agent_benchmarks.localweb.oracle import tool_text
 from agent_benchmarks.localweb.site import LocalSite
 from agent_benchmarks.localweb.tavily import TavilyStandIn
 from agent_benchmarks.records import Manifest, PredictionRow
@@ -78,7 +79,9 @@ class SearchThenOpen(StepPolicy):
         if conv.turn == 0:
             return self.call(conv, "web_search", query="band studio albums before 2000")
         if conv.turn == 1:
-            first = re.search(r"^1\. .*\n\s+(\S+)", conv.last_tool_text or "", re.MULTILINE)
+            # Codex puts a line of its own before the tool's text; the model reads past it
+            shown = tool_text(conv.last_tool_text or "")
+            first = re.search(r"^1\. .*\n\s+(\S+)", shown, re.MULTILINE)
             assert first is not None, conv.last_tool_text
             return self.call(conv, self.open_tool, url=first.group(1))
         return FinalAnswer("<ANSWER>3</ANSWER>")
@@ -282,3 +285,48 @@ def test_web_search_calls_are_recorded_without_the_key_and_replayed(
     # The key went to Tavily as a header when recording; the archive kept no copy of it.
     for warc in WebArchive(archive).warcs():
         assert KEY.encode() not in gzip.decompress(warc.read_bytes())
+
+
+def test_codex_searches_through_the_same_web_search_server(gaia_file: Path, tmp_path: Path):
+    """--agent codex gets the very same web_search server, as a second required MCP server
+    of its config, its key passed by name (never written into the config)."""
+    env = {k: "" for k in os.environ if k.endswith("_API_KEY")}
+    run_dir = tmp_path / "codex"
+    with LocalSite() as site:
+        page = site.task_url("searched", "/catalogue")
+        results = _results(page)
+        with (
+            TavilyStandIn(lambda query: results, api_key=KEY) as tavily,
+            CapturingServer(lambda _: SearchThenOpen("goto")) as model,
+        ):
+            env |= {"TAVILY_API_KEY": KEY, BASE_URL_ENV: tavily.base_url, "OPENAI_API_KEY": API_KEY}
+            proc = run_cli(
+                "gaia-mcp-run", "--agent", "codex", "--backend", "lightpanda",
+                "--search", "tavily", "--block-answer-sources", "--dataset-file", str(gaia_file),
+                "--task-ids", TASK, "--base-url", f"{model.root_url}/task/{{task_id}}/v1",
+                "--model", "scripted-codex", "--scaffold", "--no-grade", "--out-dir", str(run_dir),
+                env=env, timeout=300,
+            )  # fmt: skip
+            searched = list(tavily.requests)
+        visits = [v.path for v in site.requests_for("searched")]
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (request,) = searched
+    assert request.key_matched
+    (line,) = (run_dir / "predictions.jsonl").read_text().splitlines()
+    row = PredictionRow.model_validate_json(line)
+    assert (row.status, row.prediction) == ("ok", "3")
+    search_call, open_call = row.trace
+    assert search_call.name == "mcp__search__web_search" and search_call.error is None
+    assert search_call.output == format_results([results[1], results[3]])
+    assert open_call.name == "mcp__browser__goto"
+    assert any(path.startswith("/catalogue") for path in visits)
+    assert not row.details["contaminated"] and row.details["refused_calls"] == []
+    assert row.details["search"]["n_calls"] == 1
+    settings = Manifest.model_validate_json((run_dir / "manifest.json").read_text()).settings
+    assert settings["backend"]["agent"] == "codex"
+    assert settings["backend"]["search_parameters"] == SEARCH_PARAMETERS
+    assert "search" in settings["backend"]["excluded_tools"]  # Lightpanda's own, withheld
+    config = next(run_dir.glob("attempts/*/*/codex-config.toml")).read_text()
+    assert "[mcp_servers.search]" in config and '"TAVILY_API_KEY"' in config
+    assert not [p for p in tmp_path.rglob("*") if p.is_file() and KEY.encode() in p.read_bytes()]
+    assert not left_running(run_dir)

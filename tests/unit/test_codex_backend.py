@@ -58,6 +58,11 @@ def test_the_config_leaves_the_model_the_browser_server_alone() -> None:
     assert config["developer_instructions"] == "be brief"
     # no key in it: Codex reads the key from the environment variable it names
     assert "sk-" not in str(config)
+    search = {"command": "/x/python", "args": ["-m", "agent_benchmarks.search.server"]}
+    with_search = codex_config(settings, server, "http://x/v1", None, search)
+    web_search = with_search["mcp_servers"]["search"]
+    assert web_search["env_vars"] == [MARKER_ENV, "TAVILY_API_KEY"] and web_search["required"]
+    assert "disabled_tools" not in web_search
 
 
 def test_the_recorded_run_reads_into_trace_usage_and_answer() -> None:

@@ -28,7 +28,6 @@ import functools
 import json
 import os
 import shutil
-import sys
 import tempfile
 import threading
 from collections.abc import Callable
@@ -54,12 +53,15 @@ from agent_benchmarks.backends.mcp_options import (
     surface_and_turns,
 )
 from agent_benchmarks.backends.mcp_servers import (
+    SEARCH_LOG,
     SERVER_NAME,
     SERVERS,
     McpServerDef,
+    check_tavily_key,
     find_server_programs,
     probe_tools,
     tool_arguments,
+    web_search_server,
 )
 from agent_benchmarks.backends.programs import node_binary, program_version
 from agent_benchmarks.errors import InputError
@@ -69,22 +71,16 @@ from agent_benchmarks.redact import add_secret, secrets_in_json
 from agent_benchmarks.runner.process import ProcessResult, ProcessSpec
 from agent_benchmarks.search import (
     BASE_URL_ENV,
-    BLOCK_ENV,
     DEFAULT_SEARCH,
-    KEY_ENV,
-    LOG_ENV,
     MCP_TOOL_NAME,
     TOOL_NAME,
-    key_problem,
     search_settings,
     summarise_calls,
     summarise_log,
 )
 from agent_benchmarks.search import SERVER_NAME as SEARCH_SERVER_NAME
-from agent_benchmarks.web.service import AttemptWeb
 
 WEB_SEARCH_TOOL = MCP_TOOL_NAME  # --search tavily's one search
-SEARCH_LOG = "search.jsonl"  # in the attempt folder: the web_search server's call log
 # Upstream's defaults: its MCP runner passes the alias `sonnet`, sets no turn cap and gives
 # each task 600 s.
 DEFAULT_MODEL = "sonnet"
@@ -354,31 +350,6 @@ def price_run(run: ClaudeRun, prices: PriceTable) -> tuple[float | None, str | N
     return None, None
 
 
-def web_search_server(
-    log: Path, blocked: tuple[str, ...], base_url: str | None, web: AttemptWeb | None = None
-) -> dict[str, Any]:
-    """The mcp-config entry of the web_search server. Its key is not in it (the entry is
-    on Claude Code's command line): the server inherits TAVILY_API_KEY from Claude Code's
-    environment, as every MCP server inherits it. With ``web``, its Tavily calls go through
-    the recording or replaying proxy (tavily-python's proxy variables, and the archive's CA
-    as requests' trust store: every HTTPS call it makes is the proxy's)."""
-    env = {LOG_ENV: str(log), BLOCK_ENV: json.dumps(list(blocked))}
-    if base_url is not None:
-        env[BASE_URL_ENV] = base_url
-    if web is not None:
-        env |= {
-            "TAVILY_HTTP_PROXY": web.proxy_url,
-            "TAVILY_HTTPS_PROXY": web.proxy_url,
-            "REQUESTS_CA_BUNDLE": str(web.ca_cert),
-        }
-    return {
-        "type": "stdio",
-        "command": sys.executable,
-        "args": ["-m", "agent_benchmarks.search.server"],
-        "env": env,
-    }
-
-
 # Claude Code's result subtypes for a spent budget (--max-turns, --max-budget-usd).
 BUDGET_SUBTYPES = frozenset({"error_max_turns", "error_max_budget_usd"})
 
@@ -466,16 +437,7 @@ def build_claude(request: BuildRequest) -> ClaudeMcpBackend:
         if value is not None:
             raise InputError(f"{flag}: for --agent codex only")
     if options.search == "tavily":  # before the servers start, to list tools
-        if not os.environ.get(KEY_ENV):
-            raise InputError(
-                f"--search tavily needs {KEY_ENV} in the environment (the web_search server "
-                "asks Tavily with it)"
-            )
-        # Replaying, the archive answers the searches: Tavily is never asked.
-        if spec.web != "replay":
-            problem = key_problem(os.environ[KEY_ENV], os.environ.get(BASE_URL_ENV) or None)
-            if problem is not None:
-                raise InputError(f"--search tavily: {problem}")
+        check_tavily_key(replaying=spec.web == "replay")
     settings, definition, versions, _ = claude_surface(request)
     auth = options.auth or "subscription"
     model = spec.model or DEFAULT_MODEL

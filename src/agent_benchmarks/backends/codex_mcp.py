@@ -41,17 +41,30 @@ from agent_benchmarks.backends.codex_stream import CodexRun, parse_events, unsup
 from agent_benchmarks.backends.lightpanda import bundled_binary, check_binary
 from agent_benchmarks.backends.mcp_options import McpOptions, surface_and_turns
 from agent_benchmarks.backends.mcp_servers import (
+    SEARCH_LOG,
     SERVER_NAME,
     SERVERS,
     McpServerDef,
+    check_tavily_key,
     find_server_programs,
+    probe_tools,
     tool_arguments,
+    web_search_server,
 )
 from agent_benchmarks.backends.programs import node_binary, program_version
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.records import ToolCall
 from agent_benchmarks.runner.process import MARKER_ENV, ProcessResult, ProcessSpec
-from agent_benchmarks.search import DEFAULT_SEARCH
+from agent_benchmarks.search import (
+    BASE_URL_ENV,
+    DEFAULT_SEARCH,
+    KEY_ENV,
+    MCP_TOOL_NAME,
+    search_settings,
+    summarise_calls,
+    summarise_log,
+)
+from agent_benchmarks.search import SERVER_NAME as SEARCH_SERVER_NAME
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 KEY_VAR = "OPENAI_API_KEY"
@@ -98,6 +111,8 @@ class CodexSettings(BaseModel):
     built_in_tools: list[str] = list(CODEX_BUILT_INS)
     disabled_features: list[str] = list(DISABLED_FEATURES)
     search_setting: str = DEFAULT_SEARCH
+    # Where the web_search server reaches Tavily (a stand-in); None: Tavily's own API.
+    search_base_url: str | None = None
 
 
 def installed_versions(settings: CodexSettings) -> dict[str, str]:
@@ -106,17 +121,18 @@ def installed_versions(settings: CodexSettings) -> dict[str, str]:
     return versions | SERVERS[settings.backend].programs(settings)
 
 
-def codex_config(
-    settings: CodexSettings, server: dict[str, Any], base_url: str, instructions: str | None
+def _mcp_entry(
+    settings: CodexSettings, server: dict[str, Any], passed: tuple[str, ...] = ()
 ) -> dict[str, Any]:
-    """The attempt's whole config.toml, as a mapping."""
-    browser = {
+    """A server's table in Codex's config."""
+    return {
         "command": server["command"],
         "args": server["args"],
         "env": server.get("env", {}),
         # Codex hands a server only a few variables of its own environment; the attempt's
-        # marker must reach the server and its browser so that nothing of it survives.
-        "env_vars": [MARKER_ENV],
+        # marker must reach the server and its browser so that nothing of it survives (and
+        # a key it needs is passed by name, never written).
+        "env_vars": [MARKER_ENV, *passed],
         # Required: Codex 0.169.0 otherwise sends the first turn without waiting for the
         # server (a server slower to start than about a second is simply not there), and
         # a server that fails to start ends the attempt instead of leaving a tool-less run.
@@ -124,8 +140,22 @@ def codex_config(
         "startup_timeout_sec": 60,
         "tool_timeout_sec": settings.mcp_tool_timeout_ms / 1000,
         "default_tools_approval_mode": "approve",  # exec has no one to ask
-        "disabled_tools": settings.excluded_tools,
     }
+
+
+def codex_config(
+    settings: CodexSettings,
+    server: dict[str, Any],
+    base_url: str,
+    instructions: str | None,
+    search: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The attempt's whole config.toml, as a mapping: the browser server, and with
+    ``search`` the web_search server beside it."""
+    browser = _mcp_entry(settings, server) | {"disabled_tools": settings.excluded_tools}
+    servers = {SERVER_NAME: browser}
+    if search is not None:
+        servers[SEARCH_SERVER_NAME] = _mcp_entry(settings, search, (KEY_ENV,))
     config: dict[str, Any] = {
         "model": settings.model,
         "model_provider": PROVIDER,
@@ -145,7 +175,7 @@ def codex_config(
                 "wire_api": "responses",
             }
         },
-        "mcp_servers": {SERVER_NAME: browser},
+        "mcp_servers": servers,
     }
     if settings.reasoning_effort is not None:
         config["model_reasoning_effort"] = settings.reasoning_effort
@@ -175,7 +205,11 @@ class CodexMcpBackend:
     def settings(self) -> dict[str, Any]:
         # Codex has no turn, token or dollar cap of its own: None declares each absent.
         budgets = {"max_turns": None, "max_tokens": None, "max_cost_usd": None}
-        return self.config.model_dump() | {"budgets": budgets}
+        return (
+            self.config.model_dump()
+            | {"budgets": budgets}
+            | search_settings(self.config.search_setting, self.config.search_base_url)
+        )
 
     def command(self, prepared: PreparedTask) -> ProcessSpec:
         s = self.config
@@ -186,7 +220,12 @@ class CodexMcpBackend:
             server = self.definition.route_web(server, prepared.web, prepared.tmpdir)
         base_url = prepared.base_url or s.base_url or OPENAI_BASE_URL
         base_url = base_url.replace("{task_id}", quote(prepared.task.id, safe=""))
-        config = tomli_w.dumps(codex_config(s, server, base_url, prepared.system_prompt))
+        search = None
+        if s.search_setting == "tavily":
+            search = web_search_server(
+                prepared.workdir / SEARCH_LOG, prepared.block_urls, s.search_base_url, prepared.web
+            )
+        config = tomli_w.dumps(codex_config(s, server, base_url, prepared.system_prompt, search))
         # Codex's home (its config, logs and state databases) lives in the attempt's temp
         # folder, removed when the attempt ends; the folder keeps a copy of the config.
         codex_home = prepared.tmpdir / "codex-home"
@@ -213,6 +252,8 @@ class CodexMcpBackend:
     def outcome(self, prepared: PreparedTask, result: ProcessResult) -> AgentOutcome:
         run = parse_events(result.stdout)
         allowed = {f"mcp__{SERVER_NAME}__{tool}" for tool in self.config.allowed_tools}
+        if self.config.search_setting == "tavily":
+            allowed.add(MCP_TOOL_NAME)
         foreign = [
             {"name": c.name, "args": c.args}
             for c in run.calls
@@ -237,6 +278,9 @@ class CodexMcpBackend:
             "refused_calls": refused,
             "n_refused_calls": len(refused),
         }
+        if self.config.search_setting == "tavily":
+            log = summarise_log(prepared.workdir / SEARCH_LOG)
+            details["search"] = log if log is not None else summarise_calls([])
         if run.problems:
             details["stream_problems"] = run.problems
         status, error_class, error = _classify(result, run)
@@ -291,8 +335,8 @@ def codex_surface(
         raise InputError(
             "--auth subscription: --agent codex runs on an API key only (OPENAI_API_KEY)"
         )
-    if options.search == "tavily":
-        raise InputError("--search tavily: not wired for --agent codex yet (native or none)")
+    if options.search == "tavily":  # before the servers start, to list tools
+        check_tavily_key(replaying=request.spec.web == "replay")
     scripted = request.scripted_model
     definition = SERVERS[options.backend]
     surface, _ = surface_and_turns(options, request.resumed_settings)
@@ -314,9 +358,15 @@ def codex_surface(
         base_url=options.base_url,
         search_setting=options.search or DEFAULT_SEARCH,
     )
+    if settings.search_setting == "tavily":
+        settings.search_base_url = os.environ.get(BASE_URL_ENV) or None
     scratch = Path(tempfile.mkdtemp(prefix="agent-benchmarks-probe-"))
     try:
         offered = tool_arguments(definition, settings, scratch)
+        if settings.search_setting == "tavily":
+            # Started once here too, so a server that cannot start is one error up front.
+            search = web_search_server(scratch / SEARCH_LOG, (), settings.search_base_url)
+            probe_tools(search, scratch, "--search tavily")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     excluded = definition.excluded_on(surface, settings.search_setting)

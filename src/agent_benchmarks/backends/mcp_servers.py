@@ -13,6 +13,7 @@ lockfile.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -47,7 +48,14 @@ from agent_benchmarks.backends.web_routing import (
     lightpanda_web_args,
 )
 from agent_benchmarks.errors import InputError
-from agent_benchmarks.search import DEFAULT_SEARCH
+from agent_benchmarks.search import (
+    BASE_URL_ENV,
+    BLOCK_ENV,
+    DEFAULT_SEARCH,
+    KEY_ENV,
+    LOG_ENV,
+    key_problem,
+)
 from agent_benchmarks.web.service import AttemptWeb
 
 
@@ -341,6 +349,49 @@ def _cli_programs(settings: ServerSettings) -> dict[str, str]:
         chromium = program_version([_chromium_path(), "--version"])
         return agent_browser_programs(settings.server_program) | {"chromium": chromium}
     return {settings.cli: program_version([settings.server_program, "--version"])}
+
+
+SEARCH_LOG = "search.jsonl"  # in the attempt folder: the web_search server's call log
+
+
+def check_tavily_key(replaying: bool) -> None:
+    """``--search tavily``'s key, checked before anything starts: one clear error when it
+    is missing, or (unless replaying, where the archive answers every search) when Tavily
+    refuses it."""
+    if not os.environ.get(KEY_ENV):
+        raise InputError(
+            f"--search tavily needs {KEY_ENV} in the environment (the web_search server "
+            "asks Tavily with it)"
+        )
+    if not replaying:
+        problem = key_problem(os.environ[KEY_ENV], os.environ.get(BASE_URL_ENV) or None)
+        if problem is not None:
+            raise InputError(f"--search tavily: {problem}")
+
+
+def web_search_server(
+    log: Path, blocked: tuple[str, ...], base_url: str | None, web: AttemptWeb | None = None
+) -> dict[str, Any]:
+    """The mcp-config entry of the web_search server. Its key is not in it (the entry is
+    on Claude Code's command line): the server inherits TAVILY_API_KEY from Claude Code's
+    environment, as every MCP server inherits it. With ``web``, its Tavily calls go through
+    the recording or replaying proxy (tavily-python's proxy variables, and the archive's CA
+    as requests' trust store: every HTTPS call it makes is the proxy's)."""
+    env = {LOG_ENV: str(log), BLOCK_ENV: json.dumps(list(blocked))}
+    if base_url is not None:
+        env[BASE_URL_ENV] = base_url
+    if web is not None:
+        env |= {
+            "TAVILY_HTTP_PROXY": web.proxy_url,
+            "TAVILY_HTTPS_PROXY": web.proxy_url,
+            "REQUESTS_CA_BUNDLE": str(web.ca_cert),
+        }
+    return {
+        "type": "stdio",
+        "command": sys.executable,
+        "args": ["-m", "agent_benchmarks.search.server"],
+        "env": env,
+    }
 
 
 # What each surface keeps from the model, and why. Upstream's allow-list for Lightpanda

@@ -827,9 +827,14 @@ CHROME_DEVTOOLS = ChromeDevToolsSurface()
 _CODEX_PREFIX = re.compile(r"\AWall time: [0-9.]+ seconds\n(?:.*\n)??Output:\n?")
 
 
+def tool_text(text: str) -> str:
+    """A tool's own text, without what the agent CLI put before it."""
+    return _CODEX_PREFIX.sub("", text, count=1)
+
+
 def tool_output(result: ToolResult) -> ToolResult:
     """``result`` with what the agent CLI put before the tool's own text removed."""
-    text = _CODEX_PREFIX.sub("", result.text, count=1)
+    text = tool_text(result.text)
     return result if text == result.text else result.model_copy(update={"text": text})
 
 
