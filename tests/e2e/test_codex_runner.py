@@ -147,3 +147,16 @@ def test_codex_flags_are_checked_before_anything_runs(gaia_file: Path, tmp_path:
         proc = run_cli(*base, *flags, env={**no_api_keys(), "OPENAI_API_KEY": "sk-x"})
         assert proc.returncode == 2 and message in proc.stderr, (flags, proc.stderr[-800:])
     assert not (tmp_path / "x").exists()
+
+
+def test_list_tools_shows_codex_surface_and_runs_nothing(tmp_path: Path) -> None:
+    proc = run_cli(
+        "localweb-mcp-run", "--agent", "codex", "--backend", "chrome-devtools", "--list-tools",
+        "--out-dir", str(tmp_path / "never"), env=no_api_keys(),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = proc.stdout
+    assert "backend chrome-devtools, surface upstream" in out
+    assert "  click(pageId*, uid*" in out and "  take_screenshot: multimodal" in out
+    assert "built-in Codex tools offered: list_mcp_resources" in out
+    assert not (tmp_path / "never").exists()
