@@ -27,8 +27,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import shutil
-import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -59,8 +57,7 @@ from agent_benchmarks.backends.mcp_servers import (
     McpServerDef,
     check_tavily_key,
     find_server_programs,
-    probe_tools,
-    tool_arguments,
+    tool_surface,
     web_search_server,
 )
 from agent_benchmarks.backends.programs import node_binary, program_version
@@ -73,7 +70,6 @@ from agent_benchmarks.search import (
     BASE_URL_ENV,
     DEFAULT_SEARCH,
     MCP_TOOL_NAME,
-    TOOL_NAME,
     search_settings,
     summarise_calls,
     summarise_log,
@@ -498,18 +494,7 @@ def claude_surface(
     if settings.search_setting == "tavily":
         settings.search_base_url = os.environ.get(BASE_URL_ENV) or None
     versions = installed_versions(settings)
-    scratch = Path(tempfile.mkdtemp(prefix="agent-benchmarks-probe-"))
-    try:
-        offered = tool_arguments(definition, settings, scratch)
-        if settings.search_setting == "tavily":
-            # Started once here too, so a server that cannot start is one error up front.
-            search = web_search_server(scratch / SEARCH_LOG, (), settings.search_base_url)
-            tools = probe_tools(search, scratch, "--search tavily")
-            offered[WEB_SEARCH_TOOL] = tools.get(TOOL_NAME, [])
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    excluded = definition.excluded_on(surface, settings.search_setting)
-    settings.allowed_tools = [t for t in offered if t not in excluded and t != WEB_SEARCH_TOOL]
-    settings.excluded_tools = sorted(set(excluded) & set(offered))
+    tools = tool_surface(definition, settings, settings.search_setting, settings.search_base_url)
+    settings.allowed_tools, settings.excluded_tools = tools.allowed, tools.excluded
     settings.built_in_tools = list(SURFACE_BUILT_INS[surface])
-    return settings, definition, versions, offered
+    return settings, definition, versions, tools.offered

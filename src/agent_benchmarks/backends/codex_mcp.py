@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import functools
 import os
-import shutil
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -39,7 +37,11 @@ from agent_benchmarks.backends.base import (
 )
 from agent_benchmarks.backends.codex_stream import CodexRun, parse_events, unsupported_calls
 from agent_benchmarks.backends.lightpanda import bundled_binary, check_binary
-from agent_benchmarks.backends.mcp_options import McpOptions, surface_and_turns
+from agent_benchmarks.backends.mcp_options import (
+    DEFAULT_MCP_TOOL_TIMEOUT_MS,
+    McpOptions,
+    surface_and_turns,
+)
 from agent_benchmarks.backends.mcp_servers import (
     SEARCH_LOG,
     SERVER_NAME,
@@ -47,8 +49,7 @@ from agent_benchmarks.backends.mcp_servers import (
     McpServerDef,
     check_tavily_key,
     find_server_programs,
-    probe_tools,
-    tool_arguments,
+    tool_surface,
     web_search_server,
 )
 from agent_benchmarks.backends.programs import node_binary, program_version
@@ -349,7 +350,7 @@ def codex_surface(
         codex=_codex_binary(options.codex),
         model=spec.model or scripted or "",
         reasoning_effort=options.reasoning_effort,
-        mcp_tool_timeout_ms=options.mcp_tool_timeout_ms or 120_000,
+        mcp_tool_timeout_ms=options.mcp_tool_timeout_ms or DEFAULT_MCP_TOOL_TIMEOUT_MS,
         lightpanda=str(lightpanda),
         agent_browser=programs.agent_browser,
         browser_use_python=programs.browser_use_python,
@@ -360,19 +361,9 @@ def codex_surface(
     )
     if settings.search_setting == "tavily":
         settings.search_base_url = os.environ.get(BASE_URL_ENV) or None
-    scratch = Path(tempfile.mkdtemp(prefix="agent-benchmarks-probe-"))
-    try:
-        offered = tool_arguments(definition, settings, scratch)
-        if settings.search_setting == "tavily":
-            # Started once here too, so a server that cannot start is one error up front.
-            search = web_search_server(scratch / SEARCH_LOG, (), settings.search_base_url)
-            probe_tools(search, scratch, "--search tavily")
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    excluded = definition.excluded_on(surface, settings.search_setting)
-    settings.allowed_tools = [t for t in offered if t not in excluded]
-    settings.excluded_tools = sorted(set(excluded) & set(offered))
-    return settings, definition, offered
+    tools = tool_surface(definition, settings, settings.search_setting, settings.search_base_url)
+    settings.allowed_tools, settings.excluded_tools = tools.allowed, tools.excluded
+    return settings, definition, tools.offered
 
 
 def build_codex(request: BuildRequest) -> CodexMcpBackend:

@@ -17,6 +17,7 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +55,8 @@ from agent_benchmarks.search import (
     DEFAULT_SEARCH,
     KEY_ENV,
     LOG_ENV,
+    MCP_TOOL_NAME,
+    TOOL_NAME,
     key_problem,
 )
 from agent_benchmarks.web.service import AttemptWeb
@@ -548,6 +551,39 @@ def tool_arguments(
     server = definition.server(settings, scratch, scratch)
     (scratch / "home").mkdir(parents=True, exist_ok=True)
     return probe_tools(server, scratch, f"--backend {definition.name}")
+
+
+@dataclass(frozen=True)
+class ToolSurface:
+    """What the server (and with --search tavily, the web_search server) really offers,
+    sorted by the surface: each offered tool with its argument names, the browser server's
+    tools the model gets, and those it is kept from."""
+
+    offered: dict[str, list[str]]
+    allowed: list[str]
+    excluded: list[str]
+
+
+def tool_surface(
+    definition: McpServerDef, settings: ServerSettings, search: str, search_base_url: str | None
+) -> ToolSurface:
+    """Start the server (and web_search's with ``search`` tavily) once, in a scratch folder,
+    to ask what it offers: one clear error up front when a server cannot start."""
+    scratch = Path(tempfile.mkdtemp(prefix="agent-benchmarks-probe-"))
+    try:
+        offered = tool_arguments(definition, settings, scratch)
+        if search == "tavily":
+            web_search = web_search_server(scratch / SEARCH_LOG, (), search_base_url)
+            tools = probe_tools(web_search, scratch, "--search tavily")
+            offered[MCP_TOOL_NAME] = tools.get(TOOL_NAME, [])
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    excluded = definition.excluded_on(settings.surface, search)
+    return ToolSurface(
+        offered=offered,
+        allowed=[t for t in offered if t not in excluded and t != MCP_TOOL_NAME],
+        excluded=sorted(set(excluded) & set(offered)),
+    )
 
 
 def probe_tools(server: dict[str, Any], scratch: Path, flag: str) -> dict[str, list[str]]:
