@@ -112,24 +112,49 @@ def test_codex_refuses_what_is_outside_the_surface_and_the_audit_lists_it(
     assert not left_running(run_dir)
 
 
-def test_a_server_that_cannot_start_is_an_mcp_server_error(gaia_file: Path, tmp_path: Path) -> None:
-    """Codex is told the server is required, so it does not run the task without it."""
-    fake = tmp_path / "chrome-devtools-mcp"
-    fake.write_text('#!/bin/sh\n[ "$1" = --version ] && echo 1.11.0 && exit 0\nexit 3\n')
-    fake.chmod(0o755)
-    run_dir = tmp_path / "dead-server"
-    with ScriptedModelServer(lambda task_id: Outside()) as server:
-        proc = run_cli(
+def test_a_server_that_cannot_start_is_refused_up_front_or_an_mcp_server_error(
+    gaia_file: Path, tmp_path: Path
+) -> None:
+    """A server that cannot start is refused before anything runs (it is started once to
+    list its tools); one that stops starting after that is an mcp_server error of the
+    attempt, an infrastructure failure, since Codex is told the server is required and so
+    does not run the task without it."""
+    real = Path(__file__).resolve().parents[2] / "node_modules" / ".bin" / "chrome-devtools-mcp"
+    dead = tmp_path / "dead-server"
+    dead.write_text('#!/bin/sh\n[ "$1" = --version ] && echo 1.11.0 && exit 0\nexit 3\n')
+    dead.chmod(0o755)
+    # The real server for the first start (the harness's listing), dead from then on.
+    once = tmp_path / "once-server"
+    started = tmp_path / "started"
+    once.write_text(
+        f'#!/bin/sh\n[ "$1" = --version ] && exec {real} --version\n'
+        f'[ -e {started} ] && exit 3\ntouch {started}\nexec {real} "$@"\n'
+    )
+    once.chmod(0o755)
+
+    def run(server_program: Path, run_dir: Path):
+        return run_cli(
             "gaia-mcp-run", "--agent", "codex", "--backend", "chrome-devtools",
-            "--mcp-server", str(fake), "--dataset-file", str(gaia_file),
-            "--task-ids", "g1-plain", "--model", "m", "--scaffold",
-            "--base-url", f"{server.root_url}/task/{{task_id}}/v1", "--out-dir", str(run_dir),
+            "--mcp-server", str(server_program), "--dataset-file", str(gaia_file),
+            "--task-ids", "g1-plain", "--model", "m", "--scaffold", "--no-grade",
+            "--base-url", f"{model.root_url}/task/{{task_id}}/v1", "--out-dir", str(run_dir),
             env={"OPENAI_API_KEY": API_KEY}, timeout=300,
         )  # fmt: skip
-    # the server is started once up front to list its tools: it cannot, so nothing runs
-    assert proc.returncode == 2, proc.stderr[-2000:]
-    assert "its MCP server did not list its tools" in proc.stderr
-    assert not (run_dir / "predictions.jsonl").exists()
+
+    with ScriptedModelServer(lambda task_id: Outside()) as model:
+        refused = run(dead, tmp_path / "refused")
+        failed = run(once, tmp_path / "failed")
+        asked = model.model_requests("g1-plain")
+    assert refused.returncode == 2, refused.stderr[-2000:]
+    assert "its MCP server did not list its tools" in refused.stderr
+    assert not (tmp_path / "refused").exists()
+
+    assert failed.returncode == 1, failed.stderr[-2000:]
+    (row,) = read_rows(tmp_path / "failed")
+    assert (row.status, row.error_class) == ("error", "mcp_server")
+    assert "required MCP servers failed to initialize" in (row.error or "")
+    assert asked == []  # the model was never asked: no turn ran without the browser
+    assert not left_running(tmp_path / "failed")
 
 
 def test_codex_flags_are_checked_before_anything_runs(gaia_file: Path, tmp_path: Path) -> None:

@@ -305,8 +305,9 @@ def _classify(result: ProcessResult, run: CodexRun) -> tuple[Any, str | None, st
         api = any(w in message.lower() for w in ("http", "stream", "status", "rate limit"))
         return "error", "model_api" if api else "agent_error", message
     if _SERVER_FAILED in result.stderr:
-        line = next(x for x in result.stderr.splitlines() if _SERVER_FAILED in x)
-        return "error", "mcp_server", line.strip()[-500:]
+        # From Codex's own words on: the line starts with a log prefix and repeats them.
+        said = result.stderr[result.stderr.index(_SERVER_FAILED) :].splitlines()[0]
+        return "error", "mcp_server", said[:500]
     if result.returncode != 0:
         tail = (result.stderr.strip().splitlines() or [""])[-1][:300]
         return "error", "agent_error", f"codex exited {result.returncode}: {tail}"
