@@ -13,6 +13,7 @@ import os
 import re
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -87,32 +88,46 @@ class SearchThenOpen(StepPolicy):
         return FinalAnswer("<ANSWER>3</ANSWER>")
 
 
-@pytest.mark.parametrize("backend", sorted(OPEN_TOOL))
-def test_one_tavily_search_for_every_backend(gaia_file: Path, tmp_path: Path, backend: str):
-    env = {k: "" for k in os.environ if k.endswith("_API_KEY")}
-    run_dir = tmp_path / "run"
+def _searched_run(
+    gaia_file: Path,
+    run_dir: Path,
+    agent: list[str],
+    open_tool: str,
+    api_suffix: str,
+    env: dict[str, str],
+) -> tuple[Any, dict[str, str], list[dict[str, str]], list[Any], list[str]]:
+    """gaia-mcp-run with --search tavily on the one task: the model searches, opens the
+    first result with ``open_tool``, and answers. Returns the process, the environment it
+    ran with (the stand-in's base URL added), the results Tavily gave, the requests Tavily
+    got and the site paths the browser visited."""
     with LocalSite() as site:
         # A site prefix other than the task id: a URL holding the id is blocked.
         page = site.task_url("searched", "/catalogue")
         results = _results(page)
         with (
             TavilyStandIn(lambda query: results, api_key=KEY) as tavily,
-            CapturingServer(lambda _: SearchThenOpen(OPEN_TOOL[backend])) as model,
+            CapturingServer(lambda _: SearchThenOpen(open_tool)) as model,
         ):
-            env |= {
-                "TAVILY_API_KEY": KEY,
-                BASE_URL_ENV: tavily.base_url,
-                "ANTHROPIC_API_KEY": API_KEY,
-            }
+            env = env | {BASE_URL_ENV: tavily.base_url}
             proc = run_cli(
-                "gaia-mcp-run", "--backend", backend, "--search", "tavily",
-                "--block-answer-sources", "--dataset-file", str(gaia_file), "--task-ids", TASK,
-                "--base-url", f"{model.root_url}/task/{{task_id}}", "--auth", "api-key",
-                "--scaffold", "--no-grade", "--out-dir", str(run_dir),
-                env=env, timeout=300,
+                "gaia-mcp-run", *agent, "--search", "tavily", "--block-answer-sources",
+                "--dataset-file", str(gaia_file), "--task-ids", TASK,
+                "--base-url", f"{model.root_url}/task/{{task_id}}{api_suffix}",
+                "--scaffold", "--no-grade", "--out-dir", str(run_dir), env=env, timeout=300,
             )  # fmt: skip
             searched = list(tavily.requests)
         visits = [v.path for v in site.requests_for("searched")]
+    return proc, env, results, searched, visits
+
+
+@pytest.mark.parametrize("backend", sorted(OPEN_TOOL))
+def test_one_tavily_search_for_every_backend(gaia_file: Path, tmp_path: Path, backend: str):
+    env = {k: "" for k in os.environ if k.endswith("_API_KEY")} | {"TAVILY_API_KEY": KEY}
+    run_dir = tmp_path / "run"
+    agent = ["--backend", backend, "--auth", "api-key"]
+    proc, env, results, searched, visits = _searched_run(
+        gaia_file, run_dir, agent, OPEN_TOOL[backend], "", env | {"ANTHROPIC_API_KEY": API_KEY}
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
 
     # One request reached Tavily with our key and the fixed parameters.
@@ -135,7 +150,7 @@ def test_one_tavily_search_for_every_backend(gaia_file: Path, tmp_path: Path, ba
     search = row.details["search"]
     assert (search["n_calls"], search["credits"], search["errors"]) == (1, 1, 0)
     (logged,) = search["calls"]
-    assert logged["urls"] == [page, results[3]["url"]]
+    assert logged["urls"] == [results[1]["url"], results[3]["url"]]
     assert [d["url"] for d in logged["dropped"]] == [results[0]["url"], results[2]["url"]]
 
     manifest = Manifest.model_validate_json((run_dir / "manifest.json").read_text())
@@ -290,25 +305,12 @@ def test_web_search_calls_are_recorded_without_the_key_and_replayed(
 def test_codex_searches_through_the_same_web_search_server(gaia_file: Path, tmp_path: Path):
     """--agent codex gets the very same web_search server, as a second required MCP server
     of its config, its key passed by name (never written into the config)."""
-    env = {k: "" for k in os.environ if k.endswith("_API_KEY")}
+    env = {k: "" for k in os.environ if k.endswith("_API_KEY")} | {"TAVILY_API_KEY": KEY}
     run_dir = tmp_path / "codex"
-    with LocalSite() as site:
-        page = site.task_url("searched", "/catalogue")
-        results = _results(page)
-        with (
-            TavilyStandIn(lambda query: results, api_key=KEY) as tavily,
-            CapturingServer(lambda _: SearchThenOpen("goto")) as model,
-        ):
-            env |= {"TAVILY_API_KEY": KEY, BASE_URL_ENV: tavily.base_url, "OPENAI_API_KEY": API_KEY}
-            proc = run_cli(
-                "gaia-mcp-run", "--agent", "codex", "--backend", "lightpanda",
-                "--search", "tavily", "--block-answer-sources", "--dataset-file", str(gaia_file),
-                "--task-ids", TASK, "--base-url", f"{model.root_url}/task/{{task_id}}/v1",
-                "--model", "scripted-codex", "--scaffold", "--no-grade", "--out-dir", str(run_dir),
-                env=env, timeout=300,
-            )  # fmt: skip
-            searched = list(tavily.requests)
-        visits = [v.path for v in site.requests_for("searched")]
+    agent = ["--agent", "codex", "--backend", "lightpanda", "--model", "scripted-codex"]
+    proc, env, results, searched, visits = _searched_run(
+        gaia_file, run_dir, agent, "goto", "/v1", env | {"OPENAI_API_KEY": API_KEY}
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     (request,) = searched
     assert request.key_matched
