@@ -20,6 +20,7 @@ from agent_benchmarks.backends.cli_shell import (
     PROGRAM_ENV,
     Refused,
     Shell,
+    Unfinished,
     program_words,
     read_refusals,
 )
@@ -81,9 +82,10 @@ def test_the_shell_runs_the_program_and_logs_every_line(tmp_path: Path) -> None:
 def test_a_slow_command_is_cut_and_logged(tmp_path: Path) -> None:
     log = tmp_path / "shell.jsonl"
     shell = Shell("sleep", shutil.which("sleep") or "/bin/sleep", log, timeout_s=0.2)
-    with pytest.raises(Refused, match=r"did not finish in 0\.2 s"):
+    with pytest.raises(Unfinished, match=r"did not finish in 0\.2 s"):
         shell.run("sleep 5")
     assert '"timeout": true' in log.read_text()
+    assert read_refusals(log) == []  # it ran: a failed call, not a refused one
 
 
 async def _over_mcp(env: dict[str, str], commands: list[str]) -> tuple[list[str], list[bool]]:

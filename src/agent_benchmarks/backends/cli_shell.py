@@ -40,6 +40,10 @@ class Refused(Exception):
     """The command line is not one the tool runs; the message says why."""
 
 
+class Unfinished(Exception):
+    """The program ran but did not finish in time (a failure of the call, not a refusal)."""
+
+
 def program_words(command: str, program: str) -> list[str]:
     """The arguments of ``command`` after ``program``; :class:`Refused` when the line is
     not ``program`` run with plain words."""
@@ -91,7 +95,7 @@ class Shell:
             )
         except subprocess.TimeoutExpired:
             self._write(entry | {"timeout": True, "seconds": self._since(started)})
-            raise Refused(f"{self.program} did not finish in {self.timeout_s:g} s") from None
+            raise Unfinished(f"{self.program} did not finish in {self.timeout_s:g} s") from None
         self._write(entry | {"exit": done.returncode, "seconds": self._since(started)})
         output = done.stdout + (done.stderr if done.stderr.strip() else "")
         if done.returncode != 0:
@@ -137,6 +141,8 @@ def build_server(shell: Shell) -> MCPServer:
             return await anyio.to_thread.run_sync(shell.run, command)
         except Refused as refused:
             raise ToolError(f"refused: {refused}") from None
+        except Unfinished as unfinished:
+            raise ToolError(str(unfinished)) from None
 
     description = (
         f"Run one {shell.program} command line (`command`, starting with the program's name, "
