@@ -207,10 +207,24 @@ def test_browser_use_selects_by_typing_the_option_label() -> None:
     assert request == ToolRequest("browser_type", {"index": 4, "text": "Bulk order"})
 
 
-def test_browser_use_is_stuck_on_a_missing_element() -> None:
-    results = [ToolResult(id="1", text=PAGE), ToolResult(id="2", text=json.dumps(STATE))]
-    with pytest.raises(OracleStuck, match="#nope"):
-        BROWSER_USE.advance(Click("#nope"), None, results)
+def test_browser_use_reads_again_while_the_element_is_missing_then_is_stuck() -> None:
+    """A page still loading is read again (paced); an element that never appears leaves
+    the step stuck after as many reads as a wait takes."""
+    page = ToolResult(id="1", text=PAGE)
+    loading = ToolResult(id="0", text="<html><body>Loading</body></html>")
+    assert BROWSER_USE.advance(Click("#send"), None, [loading]) == ToolRequest(
+        "browser_get_html", {}, BROWSER_USE.poll_pause_s
+    )
+    # found on the second read: the state next, then the click on the state's index
+    assert BROWSER_USE.advance(Click("#send"), None, [loading, page]) == ToolRequest(
+        "browser_get_state", {}
+    )
+    state = ToolResult(id="2", text=json.dumps(STATE))
+    assert BROWSER_USE.advance(Click("#send"), None, [loading, page, state]) == ToolRequest(
+        "browser_click", {"index": 11}
+    )
+    with pytest.raises(OracleStuck, match="no element matches #nope after 20 reads"):
+        BROWSER_USE.advance(Click("#nope"), None, [page] * BROWSER_USE.max_polls)
 
 
 def test_browser_use_waits_by_polling_until_the_text_appears() -> None:

@@ -429,7 +429,8 @@ class BrowserUseSurface:
 
     browser-use acts on elements by the index its ``browser_get_state`` lists (tag, text,
     placeholder, href: no id or name), so a step on a CSS selector takes three calls, as it
-    would take a model: read the page's HTML to find the element, read the state, act on the
+    would take a model: read the page's HTML to find the element (again, paced and bounded
+    like a wait, while the page is still loading without it), read the state, act on the
     matching index. It has no wait tool (a wait is a poll of ``browser_get_html``, bounded
     by :attr:`max_polls` and paced by :attr:`poll_pause_s`, so it does not depend on how
     fast the client turns requests around) and no select tool (a select is typed into, with
@@ -468,12 +469,19 @@ class BrowserUseSurface:
                 | Fill(selector=selector)
                 | Select(selector=selector)
             ):
-                if done == 0:
-                    return ToolRequest("browser_get_html", {})
-                if done == 1:
+                # Read the page until the element is in it: the page the step acts on may
+                # still be loading (a navigation returns before it has, through a proxy).
+                found = next((i for i, r in enumerate(results) if _holds(r.text, selector)), None)
+                if found is None:
+                    if done >= self.max_polls:
+                        raise OracleStuck(f"no element matches {selector} after {done} reads")
+                    pause = self.poll_pause_s if done else 0.0
+                    return ToolRequest("browser_get_html", {}, pause)
+                if done == found + 1:
                     return ToolRequest("browser_get_state", {})
-                if done == 2:
-                    index, target = _state_index(results[0].text, results[1].text, selector)
+                if done == found + 2:
+                    page, state = results[found].text, results[found + 1].text
+                    index, target = _state_index(page, state, selector)
                     match step:
                         case Fill(value=value):
                             return ToolRequest("browser_type", {"index": index, "text": value})
@@ -486,6 +494,10 @@ class BrowserUseSurface:
 
 
 BROWSER_USE = BrowserUseSurface()
+
+
+def _holds(page_html: str, selector: str) -> bool:
+    return BeautifulSoup(page_html, "html.parser").select_one(selector) is not None
 
 
 def _has_element(result: ToolResult, text: str | None) -> bool:
