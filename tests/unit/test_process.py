@@ -288,6 +288,56 @@ def test_attempt_cgroups_are_removed(tmp_path: Path) -> None:
     ]
 
 
+def test_under_a_cgroup_a_process_with_no_trace_of_the_attempt_is_still_killed(
+    tmp_path: Path,
+) -> None:
+    """With its cgroup, an attempt's processes are its members: a detached grandchild that
+    cleared its environment (no marker) and names nothing of the attempt in its arguments,
+    which no scan of /proc could tell apart, is killed all the same."""
+    method, parent = process._memory_cap()
+    if parent is None:
+        pytest.skip(f"no cgroup memory cap here ({method})")
+    pidfile = tmp_path / "pid"
+    code = (
+        "import subprocess, sys\n"
+        "child = subprocess.Popen(['env', '-i', sys.executable, '-c',"
+        " 'import time; time.sleep(60)'], start_new_session=True)\n"
+        f"open({str(pidfile)!r}, 'w').write(str(child.pid))\n"
+    )
+    result = run_process(python(code, tmp=tmp_path, memory_max_mb=200))
+    child = int(pidfile.read_text())
+    assert result.returncode == 0 and result.stray_killed == 1
+    assert not alive(child)
+
+
+def test_a_capped_agent_waits_for_its_slot_already_under_its_cap(tmp_path: Path) -> None:
+    """A capped agent's shell is spawned before its slot and stops itself once under the
+    cap; only when the slot is free does it run the agent, whose time starts then."""
+    slots = process.Slots(1, threading.Event())
+    holder = process.Slot(slots)
+    assert holder.take(None)
+    result: dict[str, ProcessResult] = {}
+    spec = python("import time; print(time.monotonic())", tmp=tmp_path, memory_max_mb=200)
+    waiting = threading.Thread(
+        target=lambda: result.update(r=run_process(spec, None, process.Slot(slots)))
+    )
+    waiting.start()
+    time.sleep(0.5)
+    stopped = [
+        p
+        for p in psutil.Process().children()
+        if p.status() == psutil.STATUS_STOPPED and p.name() in ("sh", "dash")
+    ]
+    assert len(stopped) == 1  # the gated shell, spawned and stopped while the slot is taken
+    released_at = time.monotonic()
+    holder.release()
+    waiting.join(10)
+    r = result["r"]
+    assert r.returncode == 0 and r.queued_s >= 0.4
+    assert float(r.stdout) > released_at  # the agent itself ran only once the slot was free
+    assert r.memory_method == memory_cap_method()
+
+
 def test_missing_binary_is_a_start_error(tmp_path: Path) -> None:
     spec = ProcessSpec(argv=["/x/lightpanda"], env={}, cwd=tmp_path, timeout_s=5)
     result = run_process(spec)
@@ -318,6 +368,45 @@ def test_kill_strays_kills_only_the_marked_processes(tmp_path: Path) -> None:
         other.wait()
         marked.kill()
         marked.wait()
+
+
+def test_the_sweep_looks_only_at_processes_started_since_the_leader(tmp_path: Path) -> None:
+    """A process older than the attempt's agent cannot descend from it, so the sweep never
+    reads it: here one carrying the attempt's marker (which no real process could) is left
+    alone, while the agent's own detached child with the same marker is killed."""
+    marker = "sweep-bound-test"
+    sleeper = [sys.executable, "-c", "import time; time.sleep(60)"]
+    older = subprocess.Popen(sleeper, env={**os.environ, MARKER_ENV: marker})
+    time.sleep(0.05)  # start times are in clock ticks (10 ms): the agent starts later
+    pidfile = tmp_path / "daemon.pid"
+    try:
+        result = run_process(
+            python(DAEMON_PARENT, str(pidfile), "pass", tmp=tmp_path, marker=marker)
+        )
+        assert result.returncode == 0 and result.stray_killed >= 1
+        assert not alive(read_pid(pidfile))
+        assert alive(older.pid)
+    finally:
+        older.kill()
+        older.wait()
+
+
+def test_a_start_time_is_never_taken_from_another_process_with_the_same_pid() -> None:
+    """The cache of start times is keyed by the /proc entry's name and inode, which the
+    kernel renews when it gives a pid to a new process: an entry left by an earlier process
+    of that pid (here a made-up one) is read again, not trusted; /proc's other entries are
+    known as no process."""
+    starts = process._StartTimes()
+    me = str(os.getpid())
+    inode = os.stat(f"/proc/{me}").st_ino
+    truth = process._start_ticks(int(me))
+    assert isinstance(truth, int) and truth > 0
+    starts._known[me] = (inode + 1, 0)
+    assert starts.ticks(me, inode) == truth
+    assert starts._known[me] == (inode, truth)
+    assert starts.ticks(me, inode) == truth  # now from the cache
+    assert starts.ticks("meminfo", os.stat("/proc/meminfo").st_ino) is process._NOT_A_PROCESS
+    assert process._start_ticks(2**22 + 1) is None  # above any pid_max: no such process
 
 
 def test_concurrent_attempts_keep_their_own_output_and_caps(tmp_path: Path) -> None:

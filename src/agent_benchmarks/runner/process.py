@@ -11,8 +11,10 @@ Browsers and daemons escape process groups (setsid, double fork), so every attem
 gets a unique value in ``MARKER_ENV``. Children inherit it, and once the leader has exited
 every process still carrying it is killed. When the memory cap is a cgroup, its members
 are killed as well, which also catches processes that scrubbed their environment. Each
-attempt also gets its own ``TMPDIR``, removed when it ends, so what a killed program left
-in temp (a browser profile) goes too.
+attempt also gets its own ``TMPDIR`` (the engine's, emptied when the attempt ends, or one
+made here and removed), so what a killed program left in temp (a browser profile) goes too.
+The sweep reads only processes started since the attempt's leader: an older one cannot
+descend from it.
 
 Linux only (5.3 or later, for pidfd_open): pidfds, cgroups and /proc.
 """
@@ -57,7 +59,10 @@ _CANCEL_POLL_S = 0.05
 _DRAIN_S = 1.0
 # Killed processes need a moment to exit, and a cgroup can only be removed once empty.
 _GONE_WAIT_S = 1.0
-_READ_CHUNK = 1 << 20
+# A pipe's default capacity, more than a read of one usually returns. A larger size costs
+# each read a buffer that big (os.read allocates it, then shrinks it): 17 µs per read at
+# 1 MB against 0.8 µs at 64 KB, and an agent's stderr comes in many small writes.
+_READ_CHUNK = 1 << 16
 
 # The rlimit OOM heuristic (an rlimit makes allocations fail instead of reporting anything):
 # with a cap set, an attempt that was neither timed out nor cancelled counts as out of
@@ -249,7 +254,27 @@ def run_process(
         rlimit_bytes = spec.memory_max_mb << 20
 
     stdin_bytes = None if spec.stdin_text is None else spec.stdin_text.encode()
-    argv = _capped_argv(spec.argv, cgroup, rlimit_bytes)
+    argv = _capped_argv(spec.argv, cgroup, rlimit_bytes, gated=True)
+    # A capped agent starts as a shell that puts itself under the cap and stops until the
+    # attempt has its slot: it is spawned now, before the slot, because joining a cgroup
+    # waits for an RCU grace period (5-12 ms here, half of an instant agent's run) and that
+    # wait is better spent while other attempts' agents run.
+    gated = argv is not spec.argv
+
+    def spawn() -> subprocess.Popen[bytes]:
+        if gated:
+            # The shell would report a missing program as its own exit 127: say it as
+            # Popen does, before anything starts.
+            _check_executable(spec.argv[0], env, spec.cwd)
+        return subprocess.Popen(
+            argv,
+            env=env,
+            cwd=spec.cwd,
+            stdin=subprocess.DEVNULL if stdin_bytes is None else subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
 
     def undo_setup() -> None:
         if cgroup is not None:
@@ -262,45 +287,51 @@ def run_process(
         undo_setup()
         return ProcessResult(returncode=None, stdout="", stderr="", **why)
 
+    proc: subprocess.Popen[bytes] | None = None
+    if gated:
+        try:
+            proc = spawn()
+        except (OSError, subprocess.SubprocessError) as exc:
+            return never_started(
+                duration_s=time.monotonic() - prepared_at,
+                start_error=_describe_spawn_error(exc),
+            )
+
     waiting_since = time.monotonic()
     try:
         refused = slot is not None and not slot.take(cancel)
     except AttemptNotBegun:
+        _discard_gated(proc)
         undo_setup()
         raise
     if refused:
         # A second launch cancelled before it could start: nothing ran, and it says so.
+        _discard_gated(proc)
         return never_started(
             duration_s=0.0,
             interrupted=True,
             memory_method=method,
             queued_s=time.monotonic() - waiting_since,
         )
+    # The agent's time starts at its spawn, or its shell's release: as upstream times its
+    # subprocess.run, an exec is the agent's.
     started = time.monotonic()
     queued_s = started - waiting_since
-    try:
-        if argv is not spec.argv:
-            # The shell would report a missing program as its own exit 127: say it as
-            # Popen does, before anything starts.
-            _check_executable(spec.argv[0], env, spec.cwd)
-        proc = subprocess.Popen(
-            argv,
-            env=env,
-            cwd=spec.cwd,
-            stdin=subprocess.DEVNULL if stdin_bytes is None else subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
-        if slot is not None:
-            slot.release()
-        return never_started(
-            duration_s=time.monotonic() - prepared_at - queued_s,
-            start_error=_describe_spawn_error(exc),
-        )
+    if proc is None:
+        try:
+            proc = spawn()
+        except (OSError, subprocess.SubprocessError) as exc:
+            if slot is not None:
+                slot.release()
+            return never_started(
+                duration_s=time.monotonic() - prepared_at - queued_s,
+                start_error=_describe_spawn_error(exc),
+            )
+        pidfd = os.pidfd_open(proc.pid)
+    else:
+        pidfd = os.pidfd_open(proc.pid)
+        _let_go(pidfd)
 
-    pidfd = os.pidfd_open(proc.pid)
     pipes = _Pipes(proc, stdin_bytes, pidfd)
     try:
         timed_out, interrupted = _supervise(proc.pid, pipes, spec.timeout_s, started, cancel)
@@ -512,26 +543,50 @@ def _signal_group(pgid: int, sig: int) -> None:
 # inside Popen, measured by benchmarks/overhead.py), where the shell costs about 1 ms.
 # Everything the agent ever forks is inside the cgroup or under the limit, as before.
 _CAP_FAILED = "agent-benchmarks: could not put the attempt under its memory cap"
-_JOIN_CGROUP = (
-    f'{{ echo $$ >"$0"; }} 2>/dev/null || {{ echo "{_CAP_FAILED}" >&2; exit 126; }}; exec "$@"'
-)
+_JOIN_CGROUP = f'{{ echo $$ >"$0"; }} 2>/dev/null || {{ echo "{_CAP_FAILED}" >&2; exit 126; }}; '
 # RLIMIT_DATA, not RLIMIT_AS: V8-based programs (lightpanda, Chromium, node) reserve
 # gigabytes of address space they never touch. lightpanda dies at startup under RLIMIT_AS
 # even at 4096 MB ("Fatal process out of memory: Failed to reserve virtual memory"), and
 # needs RLIMIT_DATA above ~512 MB. dash's and bash's `ulimit -d` take KiB and set both the
 # soft and the hard limit.
-_LIMIT_DATA = f'ulimit -d "$0" 2>/dev/null || {{ echo "{_CAP_FAILED}" >&2; exit 126; }}; exec "$@"'
+_LIMIT_DATA = f'ulimit -d "$0" 2>/dev/null || {{ echo "{_CAP_FAILED}" >&2; exit 126; }}; '
+# Under the cap, a gated shell stops itself until run_process lets it go (_let_go).
+_STOP = "kill -STOP $$; "
+_EXEC = 'exec "$@"'
 
 
 def _capped_argv(
-    argv: list[str], cgroup: _AttemptCgroup | None, rlimit_bytes: int | None
+    argv: list[str], cgroup: _AttemptCgroup | None, rlimit_bytes: int | None, gated: bool
 ) -> list[str]:
-    """``argv`` run under the memory cap; ``argv`` itself when there is no cap."""
+    """``argv`` run under the memory cap; ``argv`` itself when there is no cap. A gated
+    one stops once under the cap, before it runs ``argv``."""
+    then = (_STOP if gated else "") + _EXEC
     if cgroup is not None:
-        return ["/bin/sh", "-c", _JOIN_CGROUP, str(cgroup.path / "cgroup.procs"), *argv]
+        return ["/bin/sh", "-c", _JOIN_CGROUP + then, str(cgroup.path / "cgroup.procs"), *argv]
     if rlimit_bytes is not None:
-        return ["/bin/sh", "-c", _LIMIT_DATA, str(rlimit_bytes >> 10), *argv]
+        return ["/bin/sh", "-c", _LIMIT_DATA + then, str(rlimit_bytes >> 10), *argv]
     return argv
+
+
+def _let_go(pidfd: int) -> None:
+    """Continue a gated shell once it has stopped itself (by now, normally: it was spawned
+    before its attempt waited for a slot). One that exited instead (the cap failed) is
+    left to be reaped as it is."""
+    info = os.waitid(os.P_PIDFD, pidfd, os.WSTOPPED | os.WEXITED | os.WNOWAIT)
+    if info is not None and info.si_code == os.CLD_STOPPED:
+        signal.pidfd_send_signal(pidfd, signal.SIGCONT)
+
+
+def _discard_gated(proc: subprocess.Popen[bytes] | None) -> None:
+    """Kill and reap a gated shell that will not be let go (it runs nothing yet)."""
+    if proc is None:
+        return
+    with suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)  # unreaped, so its group id is still its own
+    proc.wait()
+    for stream in (proc.stdin, proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
 
 
 def _check_executable(program: str, env: dict[str, str], cwd: Path) -> None:
@@ -570,55 +625,122 @@ def _describe_spawn_error(exc: OSError | subprocess.SubprocessError) -> str:
 
 def _kill_leftovers(marker: str, tmpdir: str, leader: int, cgroup: _AttemptCgroup | None) -> int:
     """Kill every process of the attempt but its leader (which the caller reaps) and
-    return how many were found alive. The marker scan comes first so that group members
-    are counted; the group kill catches members that dropped the marker."""
-    killed = _kill_marked(marker, tmpdir, exclude=leader)
-    _signal_group(leader, signal.SIGKILL)
+    return how many were found alive. Under a cgroup, its members are the attempt's
+    processes whatever they did to their environment, session or arguments (only a
+    privileged process can move itself out); without one, they are found by the marker and
+    by the temp folder in their arguments. The group kill catches members that dropped
+    both."""
     if cgroup is not None:
-        killed |= _kill_pids(set(cgroup.members()) - killed - {leader})
+        killed = cgroup.kill_members(exclude=leader)
+    else:
+        killed = _kill_marked(marker, tmpdir, exclude=leader, born_since=_start_ticks(leader))
+    _signal_group(leader, signal.SIGKILL)
     return len(killed)
 
 
-def _kill_marked(marker: str, tmpdir: str | None, exclude: int | None) -> set[int]:
+def _kill_marked(
+    marker: str, tmpdir: str | None, exclude: int | None, born_since: int | None = None
+) -> set[int]:
     """Kill the processes carrying the marker, scanning again while a scan finds new ones:
-    a process not yet killed can fork while the scan walks past its child's pid."""
+    a process not yet killed can fork while the scan walks past its child's pid. With
+    ``born_since`` (the leader's start, in clock ticks since boot), only processes started
+    at or after it are looked at: one started earlier cannot descend from the leader."""
     attempted: set[int] = set()
     killed: set[int] = set()
     while True:
-        found = {pid for pid in _marked_pids(marker, tmpdir) if pid != exclude} - attempted
+        marked = _marked_pids(marker, tmpdir, born_since)
+        found = {pid for pid in marked if pid != exclude} - attempted
         if not found:
             return killed
         attempted |= found
         killed |= _kill_pids(found)
 
 
-def _marked_pids(marker: str, tmpdir: str | None) -> list[int]:
+def _marked_pids(marker: str, tmpdir: str | None, born_since: int | None = None) -> list[int]:
     """The attempt's processes: those with its marker in their environment, and those whose
     arguments name its private temp folder. Chromium starts its zygote, renderers and
     utility processes with a cleared environment but with ``--user-data-dir`` in their
     arguments (a profile in TMPDIR); left alone they outlive the browser for a moment and
-    write into the profile after the folder was removed."""
+    write into the profile after the folder was removed. With ``born_since``, processes
+    started before it are skipped unread (see :func:`_kill_marked`)."""
     # Run after every attempt over every process of the machine, so /proc is read raw: a
     # third of the time psutil takes to parse each environment into a dict. Kernel threads
     # and zombies have an empty environment; processes we may not read are not ours.
     variable = f"{MARKER_ENV}={marker}\0".encode()
+    any_marker = f"{MARKER_ENV}=".encode()
     folder = tmpdir.encode() if tmpdir is not None else None
     pids = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
+    for entry in os.scandir("/proc"):
+        name = entry.name
+        started = _STARTS.ticks(name, entry.inode())
+        if started is _NOT_A_PROCESS or (
+            born_since is not None and started is not None and started < born_since
+        ):
             continue
         try:
             with open(f"/proc/{name}/environ", "rb", buffering=0) as fh:
                 environ = fh.read()
             if environ.startswith(variable) or b"\0" + variable in environ:
                 pids.append(int(name))
-            elif folder is not None:
+            elif folder is not None and not (
+                # Another attempt's process: its arguments cannot name our private folder.
+                environ.startswith(any_marker) or b"\0" + any_marker in environ
+            ):
                 with open(f"/proc/{name}/cmdline", "rb", buffering=0) as fh:
                     if folder in fh.read():  # the arguments, NUL-separated
                         pids.append(int(name))
         except OSError:  # gone meanwhile, or not ours to read
             continue
     return pids
+
+
+class _StartTimes:
+    """Processes' start times (clock ticks since boot, /proc/PID/stat), each read once.
+
+    An entry is keyed by the /proc entry's name and inode: the kernel gives a new process a
+    new inode even where it reuses a pid, so a cached time is never another process's.
+    Without this, every attempt's sweep read the environment of every process of the
+    machine (about 70 here, 0.35 ms); with it, only of those started since its leader:
+    mostly the other attempts' agents. /proc's other entries are remembered as not being
+    processes, so the sweep's loop is one lookup per entry."""
+
+    def __init__(self) -> None:
+        self._known: dict[str, tuple[int, int | object]] = {}  # name -> (inode, ticks)
+
+    def ticks(self, name: str, inode: int) -> int | object | None:
+        """The start of the process /proc/``name``, :data:`_NOT_A_PROCESS` for an entry
+        that is no process, None if it is gone."""
+        known = self._known.get(name)
+        if known is not None and known[0] == inode:
+            return known[1]
+        started = _start_ticks(int(name)) if name.isdigit() else _NOT_A_PROCESS
+        if started is not None:
+            if len(self._known) > _STARTS_KEPT:
+                self._known = {}  # dead pids' entries: cheaper to read the living again
+            self._known[name] = (inode, started)
+        return started
+
+
+_NOT_A_PROCESS = object()
+# More entries than the processes a machine keeps alive: only dead pids fill it past that.
+_STARTS_KEPT = 65536
+_STARTS = _StartTimes()
+
+
+def _start_ticks(pid: int) -> int | None:
+    """When ``pid`` started, in clock ticks since boot; None if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb", buffering=0) as fh:
+            stat = fh.read()
+    except OSError:
+        return None
+    # "pid (comm) state ppid ...": comm may hold spaces and parentheses, so split after the
+    # last ")"; starttime is the 22nd field, the 20th after comm.
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    try:
+        return int(fields[19])
+    except (IndexError, ValueError):
+        return None
 
 
 def _kill_pids(pids: Iterable[int]) -> set[int]:
@@ -711,6 +833,7 @@ def _cgroup_works(method: str, parent: Path) -> bool:
                 [sys.executable, "-S", "-c", "print(open('/proc/self/cgroup').read())"],
                 cgroup,
                 None,
+                gated=False,
             ),
             capture_output=True,
             text=True,
@@ -767,6 +890,16 @@ class _AttemptCgroup:
             return [int(pid) for pid in (self.path / "cgroup.procs").read_text().split()]
         except OSError:
             return []
+
+    def kill_members(self, exclude: int) -> set[int]:
+        """SIGKILL every member but ``exclude``, reading the members again while that finds
+        new ones (a member may fork while it is being killed); those killed."""
+        attempted: set[int] = {exclude}
+        killed: set[int] = set()
+        while found := set(self.members()) - attempted:
+            attempted |= found
+            killed |= _kill_pids(found)
+        return killed
 
     def oom_kills(self) -> int:
         """How many processes the kernel OOM-killed in this cgroup."""
