@@ -1,6 +1,7 @@
-"""Each attempt's private temp folder: made per attempt, given to its programs, removed when
-the attempt ends (also when a detached process outlives it), and swept by the next session
-of a run whose harness was killed."""
+"""Each attempt's private temp folder: given to its programs empty, emptied when the attempt
+ends (also when a detached process outlives it) and reused by the run's next attempt,
+removed when the run ends (at once, for an attempt run on its own), and swept by the next
+session of a run whose harness was killed."""
 
 from __future__ import annotations
 
@@ -81,6 +82,49 @@ def test_a_backend_that_raises_leaves_no_folder(tmp_path: Path) -> None:
     runner = _runner(tmp_path, PythonBackend(fail=RuntimeError("boom")))
     row = runner(AttemptKey("g1-plain", 1, 1), threading.Event())
     assert row.error_class == "harness"
+    assert _this_run(tmp_path) == []
+
+
+def _reports(run_dir: Path, attempts: int) -> list[str]:
+    """What each attempt's agent wrote to report.txt in its attempt folder (its cwd)."""
+    return [
+        (run_dir / "attempts" / "g1-plain" / f"{n}.1" / "report.txt").read_text()
+        for n in range(1, attempts + 1)
+    ]
+
+
+def test_within_a_run_a_folder_is_emptied_and_given_to_the_next_attempt(tmp_path: Path) -> None:
+    """The agent reports what its TMPDIR held when it started, then fills it and opens it to
+    others: the next attempt gets the same folder back empty and private, and the run's end
+    removes it."""
+    code = (
+        "import os; t = os.environ['TMPDIR']; open('report.txt', 'w').write("
+        "f'{t} {sorted(os.listdir(t))} {oct(os.stat(t).st_mode & 0o777)}'); "
+        "os.chmod(t, 0o777)\n" + FILL_TMP
+    )
+    runner = _runner(tmp_path, PythonBackend(code))
+    keys = [AttemptKey("g1-plain", n, 1) for n in (1, 2, 3, 4)]
+    outcome = execute(keys, runner, LocalPool(1), tmp_path / "predictions.jsonl", "t")
+    assert outcome.written == 4 and outcome.counts["ok"] == 4
+    reports = _reports(tmp_path, 4)
+    # One worker has two attempt threads (one sets up while the other's agent runs): at
+    # most two folders for four attempts.
+    assert len({report.split()[0] for report in reports}) <= 2, reports
+    assert all(report.endswith("[] 0o700") for report in reports), reports  # empty, private
+    assert _this_run(tmp_path) == []
+
+
+def test_a_folder_its_agent_removed_is_not_reused(tmp_path: Path) -> None:
+    code = (
+        "import os, shutil; open('report.txt', 'w').write(os.environ['TMPDIR']); "
+        "shutil.rmtree(os.environ['TMPDIR']); print('<ANSWER>7</ANSWER>')"
+    )
+    runner = _runner(tmp_path, PythonBackend(code))
+    keys = [AttemptKey("g1-plain", n, 1) for n in (1, 2)]
+    outcome = execute(keys, runner, LocalPool(1), tmp_path / "predictions.jsonl", "t")
+    assert outcome.counts["ok"] == 2
+    first, second = _reports(tmp_path, 2)
+    assert first != second  # the second attempt got a new folder
     assert _this_run(tmp_path) == []
 
 

@@ -16,6 +16,7 @@ from agent_benchmarks.records import Manifest, PredictionRow
 from agent_benchmarks.runner.engine import Lane, execute_lanes
 from agent_benchmarks.runner.executor import LocalPool
 from agent_benchmarks.runner.plan import AttemptKey
+from agent_benchmarks.runner.scratch import AttemptTempFolders
 from agent_benchmarks.spec import ExecutorSpec, Options, RunSpec, SelectionSpec, option
 from agent_benchmarks.storage import PredictionsStream
 from agent_benchmarks.suite import backend_kinds, get_backend, get_suite, suite_names
@@ -161,6 +162,7 @@ class _FakeRunner:
         self.run_dir = run_dir
         self.backend = backend
         self.agent_seconds = 0.0
+        self.temp_folders = AttemptTempFolders(run_dir)
 
     def __call__(self, key: AttemptKey, cancel: threading.Event, launch: object) -> PredictionRow:
         return PredictionRow(

@@ -14,9 +14,11 @@ the running ones; their rows say ``interrupted`` and resume retries them.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shutil
 import signal
+import stat
 import threading
 import time
 import traceback
@@ -37,7 +39,7 @@ from agent_benchmarks.runner.executor import Executor, ProcessLauncher
 from agent_benchmarks.runner.plan import AttemptKey
 from agent_benchmarks.runner.process import AttemptNotBegun, ProcessResult, run_process
 from agent_benchmarks.runner.progress import RunProgress
-from agent_benchmarks.runner.scratch import new_attempt_tmpdir, sweep_attempt_tmpdirs
+from agent_benchmarks.runner.scratch import AttemptTempFolders, sweep_attempt_tmpdirs
 from agent_benchmarks.runner.session import TaskSession
 from agent_benchmarks.storage import PredictionsWriter
 from agent_benchmarks.web.service import AttemptWeb, ProxyFailed, WebProxy, web_details
@@ -68,6 +70,10 @@ class AttemptRunner:
     # Wall time the agent processes themselves ran, summed (for the overhead benchmark).
     agent_seconds: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    temp_folders: AttemptTempFolders = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.temp_folders = AttemptTempFolders(self.run_dir)
 
     def workdir(self, key: AttemptKey) -> Path:
         safe_id = re.sub(r"[^A-Za-z0-9_.-]", "_", key.task_id)[:80].lstrip(".") or "_"
@@ -111,7 +117,7 @@ class AttemptRunner:
     ) -> _Once:
         started = time.monotonic()
         result: ProcessResult | None = None
-        tmpdir = new_attempt_tmpdir(self.run_dir)
+        tmpdir = self.temp_folders.take()
         web: AttemptWeb | None = None
         try:
             workdir.mkdir(parents=True, exist_ok=True)
@@ -163,7 +169,7 @@ class AttemptRunner:
         finally:
             if self.web is not None and web is not None:
                 self.web.release(web)  # the attempt ended before its requests were read
-            shutil.rmtree(tmpdir, ignore_errors=True)
+            self.temp_folders.give_back(tmpdir)
         status = outcome.status
         if status == "ok" and not (prediction or "").strip():
             status = "empty"  # e.g. an empty <ANSWER></ANSWER>
@@ -398,6 +404,8 @@ def execute_lanes(
         RunProgress(len(work), title, console) as progress,
         _Interrupts(executor, progress) as interrupts,
     ):
+        for lane in lanes:  # the attempts' temp folders, reused until the run ends
+            writers_open.enter_context(lane.runner.temp_folders.reused())
         writers = [
             writers_open.enter_context(PredictionsWriter(lane.predictions_path)) for lane in lanes
         ]
