@@ -11,11 +11,12 @@ Three rules, applied together:
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+from agent_benchmarks.environ import current as current_environment
 
 REDACTED = "[REDACTED]"
 
@@ -49,9 +50,33 @@ _TEXT_PATTERNS: list[tuple[re.Pattern[str], str, tuple[tuple[str, ...], ...]]] =
         (("=",), ("key", "token", "secret", "password")),
     ),
 ]
+# Each with whether it ignores case, worked out once: a RegexFlag test is a Python-level
+# call in every redaction.
+_TEXT_PATTERNS_CASE = [
+    (pattern, replacement, required, bool(pattern.flags & re.IGNORECASE))
+    for pattern, replacement, required in _TEXT_PATTERNS
+]
 # Characters that match an ASCII letter under re.IGNORECASE but do not lower() to it
 # (Python's re documentation names these four): a text holding one is matched in full.
 _CASE_SPECIALS = re.compile("[\u0130\u0131\u017f\u212a]")
+# A pattern can match only where each of its groups has a word in the text, so a text with
+# no word of any pattern's most telling group (its longest shortest word: "key" rather
+# than "=") in any case, and no character that folds specially, needs no pattern run: one
+# C-speed search instead of a test per pattern.
+_ANY_REQUIRED = re.compile(
+    "|".join(
+        sorted(
+            {
+                re.escape(word)
+                for _, _, required in _TEXT_PATTERNS
+                for word in max(required, key=lambda group: min(map(len, group)))
+            }
+        )
+    )
+    + "|"
+    + _CASE_SPECIALS.pattern,
+    re.IGNORECASE,
+)
 # Values shorter than this are not hunted for in free text: masking "1" everywhere would
 # destroy the text and protect nothing.
 _MIN_ENV_SECRET_LEN = 8
@@ -94,9 +119,21 @@ def secrets_in_json(data: Any) -> list[str]:
 
 
 def _known_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
-    values = _environment_secrets() if environ is None else _secrets_of(environ)
-    # Longest first so a secret containing another is masked whole.
-    return sorted(values | _added_secrets, key=len, reverse=True)
+    if environ is not None:
+        return _longest_first(_secrets_of(environ) | _added_secrets)
+    global _sorted_cache
+    values, added = _environment_secrets(), _added_secrets
+    cached = _sorted_cache
+    if cached is not None and cached[0] is values and cached[1] is added:
+        return cached[2]
+    ordered = _longest_first(values | added)
+    _sorted_cache = (values, added, ordered)
+    return ordered
+
+
+def _longest_first(values: frozenset[str]) -> list[str]:
+    """Longest first so a secret containing another is masked whole."""
+    return sorted(values, key=len, reverse=True)
 
 
 def _secrets_of(environ: Mapping[str, str]) -> frozenset[str]:
@@ -105,34 +142,34 @@ def _secrets_of(environ: Mapping[str, str]) -> frozenset[str]:
     )
 
 
-# The process environment's secrets, and the environment they were read from. Reading them
-# means decoding every variable, which cost a run's worker threads more than everything
-# else they do per attempt together (a row redacts a few texts, each read them again).
-# CPython keeps os.environ's bytes in ``_data``, changed by every assignment or deletion:
-# comparing it with the copy taken then is a C-speed equality test of unchanged objects.
-_environment_cache: tuple[dict[bytes, bytes], frozenset[str]] | None = None
+# The process environment's secrets, read once per change of the environment (a row
+# redacts a few texts, and reading them each time cost more than the rest of an attempt),
+# and the ordered list redaction walks, made once per change of either set.
+_environment_cache: tuple[Mapping[str, str], frozenset[str]] | None = None
+_sorted_cache: tuple[frozenset[str], frozenset[str], list[str]] | None = None
 
 
 def _environment_secrets() -> frozenset[str]:
     global _environment_cache
-    data = getattr(os.environ, "_data", None)
+    env = current_environment()
     cached = _environment_cache
-    if data is not None and cached is not None and cached[0] == data:
+    if cached is not None and cached[0] is env:
         return cached[1]
-    values = _secrets_of(os.environ)
-    if data is not None:
-        _environment_cache = (dict(data), values)
+    values = _secrets_of(env)
+    _environment_cache = (env, values)
     return values
 
 
 def redact_text(text: str, environ: Mapping[str, str] | None = None) -> str:
     for value in _known_secrets(environ):
         text = text.replace(value, REDACTED)
+    if _ANY_REQUIRED.search(text) is None:
+        return text  # most texts (an answer, a stderr tail) hold none of the words
     lowered: str | None = None  # text.lower(), made once for the case-insensitive patterns
     folds_specially = False
-    for pattern, replacement, required in _TEXT_PATTERNS:
+    for pattern, replacement, required, ignores_case in _TEXT_PATTERNS_CASE:
         haystack = text
-        if pattern.flags & re.IGNORECASE:
+        if ignores_case:
             if lowered is None:
                 lowered = text.lower()
                 folds_specially = _CASE_SPECIALS.search(text) is not None

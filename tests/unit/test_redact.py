@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 
 import pytest
@@ -122,3 +123,56 @@ def test_the_process_environment_is_read_again_after_it_changes(
     assert redact_text(f"a {first} {second} b") == f"a {first} {REDACTED} b"
     monkeypatch.delenv("AB_TEST_SERVICE_TOKEN")
     assert redact_text(f"a {second} b") == f"a {second} b"
+
+
+def test_an_attempt_folder_is_scrubbed_in_place_without_leaving_it(tmp_path) -> None:
+    """What an agent left in its attempt folder is redacted file by file: nested files,
+    bytes kept as they were (CRLF) around the replaced secret; a link out of the folder is
+    not followed, and binary files are left alone."""
+    from agent_benchmarks.runner.engine import scrub_secrets
+
+    key = "sk-ant-api03-" + uuid.uuid4().hex
+    folder = tmp_path / "attempt"
+    (folder / "logs").mkdir(parents=True)
+    (folder / "logs" / "trace.jsonl").write_bytes(f'{{"h": "Bearer {key}"}}\r\nnext\r\n'.encode())
+    outside = tmp_path / "outside.txt"
+    outside.write_text(f"key {key}\n")
+    (folder / "link.txt").symlink_to(outside)
+    binary = b"\xff\xfe" + key.encode()
+    (folder / "shot.png").write_bytes(binary)
+    (folder / "empty").write_bytes(b"")
+
+    scrub_secrets(folder)
+
+    scrubbed = (folder / "logs" / "trace.jsonl").read_bytes()
+    assert key.encode() not in scrubbed and REDACTED.encode() in scrubbed
+    assert scrubbed.endswith(b"\r\nnext\r\n")
+    assert outside.read_text() == f"key {key}\n"  # the link's target is not the agent's
+    assert (folder / "shot.png").read_bytes() == binary
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The answer is 42.",
+        "https://example.com/search?q=shoes&page=2",
+        "$usage input=120 cached=0 output=7",
+        "MY_SERVICE_TOKEN=abcdefgh12345678 and more",
+        "my_service_token=abcdefgh12345678",
+        "Authorization: BEARER abcdefghijklmnop",
+        "x-api-key: zzz123456789",
+        "sk-abcdefghijklmno hf_abcdefghijk AIzaSyA1234567890abcdefghij",
+        "API_\u212aEY=abcdefgh12345678",  # KELVIN SIGN folds to k under IGNORECASE
+        "\u0130 token=abcdefgh12345678",
+    ],
+)
+def test_the_quick_test_for_pattern_words_changes_no_result(
+    text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Texts holding no word a pattern needs skip the patterns: the result is what running
+    every pattern gives."""
+    quick = redact_text(text, environ={})
+    import agent_benchmarks.redact as redact_module
+
+    monkeypatch.setattr(redact_module, "_ANY_REQUIRED", re.compile(""))  # always "may match"
+    assert quick == redact_text(text, environ={})

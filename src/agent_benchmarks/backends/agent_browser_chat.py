@@ -80,6 +80,7 @@ from agent_benchmarks.backends.web_routing import (
     AGENT_BROWSER_WEB_ROUTING,
     agent_browser_web_env,
 )
+from agent_benchmarks.environ import current as current_environment
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.prompts import RESEARCH_ANSWER_ONLY, STANDARD, SuitePrompt
 from agent_benchmarks.provenance import utc_stamp
@@ -485,7 +486,9 @@ class AgentBrowserChatBackend:
         workdir = prepared.workdir.absolute()
         home = workdir / "home"
         home.mkdir(parents=True, exist_ok=True)
-        env = {k: v for k, v in os.environ.items() if not k.startswith(_SCRUBBED_PREFIXES)}
+        env = {
+            k: v for k, v in current_environment().items() if not k.startswith(_SCRUBBED_PREFIXES)
+        }
         if c.key_env in os.environ:
             env["AI_GATEWAY_API_KEY"] = os.environ[c.key_env]
         if c.model_source == "AI_GATEWAY_MODEL":

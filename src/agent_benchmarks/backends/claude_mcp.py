@@ -61,6 +61,7 @@ from agent_benchmarks.backends.mcp_servers import (
     web_search_server,
 )
 from agent_benchmarks.backends.programs import node_binary, program_version
+from agent_benchmarks.environ import current as current_environment
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.pricing import PriceTable, load_price_table
 from agent_benchmarks.records import ToolCall
@@ -237,7 +238,7 @@ class ClaudeMcpBackend:
             argv += ["--max-budget-usd", f"{s.max_budget_usd:g}"]
         if prepared.system_prompt is not None:
             argv += ["--system-prompt", prepared.system_prompt]
-        env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_")}
+        env = {k: v for k, v in current_environment().items() if not k.startswith("CLAUDE_")}
         if s.login == "oauth-token" and os.environ.get(OAUTH_TOKEN_VAR):
             env[OAUTH_TOKEN_VAR] = os.environ[OAUTH_TOKEN_VAR]
         elif s.login == "credentials-file":

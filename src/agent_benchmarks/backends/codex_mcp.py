@@ -53,6 +53,7 @@ from agent_benchmarks.backends.mcp_servers import (
     web_search_server,
 )
 from agent_benchmarks.backends.programs import node_binary, program_version
+from agent_benchmarks.environ import current as current_environment
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.records import ToolCall
 from agent_benchmarks.runner.process import MARKER_ENV, ProcessResult, ProcessSpec
@@ -238,7 +239,7 @@ class CodexMcpBackend:
             "--strict-config", "--ignore-rules", "--cd", str(prepared.workdir),
             "--model", s.model, "-",
         ]  # fmt: skip
-        env = {k: v for k, v in os.environ.items() if not k.startswith("CODEX_")}
+        env = {k: v for k, v in current_environment().items() if not k.startswith("CODEX_")}
         env |= {"CODEX_HOME": str(codex_home), "HOME": str(prepared.workdir / "home")}
         env |= prepared.env
         message = prepared.text

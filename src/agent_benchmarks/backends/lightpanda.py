@@ -30,6 +30,7 @@ from agent_benchmarks.backends.base import (
 from agent_benchmarks.backends.lightpanda_trace import parse_usage_line, read_trace, strip_ansi
 from agent_benchmarks.backends.web_routing import LIGHTPANDA_WEB_ROUTING, lightpanda_web_args
 from agent_benchmarks.datasets import sha256_file
+from agent_benchmarks.environ import current as current_environment
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.provenance import default_run_dir
 from agent_benchmarks.records import ToolCall
@@ -215,7 +216,7 @@ class LightpandaBackend:
         argv += ["--task", prepared.text, "--trace", str(trace), "--trace-results"]
         if prepared.system_prompt is not None:
             argv += ["--system-prompt", prepared.system_prompt]
-        env = {**os.environ, "LIGHTPANDA_DISABLE_TELEMETRY": "true", **prepared.env}
+        env = {**current_environment(), "LIGHTPANDA_DISABLE_TELEMETRY": "true", **prepared.env}
         base_url = self.base_url_for(prepared)
         if base_url is not None:
             argv += ["--base-url", base_url]

@@ -270,17 +270,24 @@ def _retryable_empty(once: _Once) -> bool:
 
 def scrub_secrets(folder: Path) -> None:
     """Redact secrets in place in what an agent left in its attempt folder (its trace holds
-    every URL and typed value); the run folder is meant to be shared."""
-    for path in folder.rglob("*"):
-        if not path.is_file() or path.stat().st_size > SCRUB_MAX_BYTES:
-            continue
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (UnicodeDecodeError, OSError):
-            continue  # binary files (attachments) are the dataset's, not the agent's
-        cleaned = redact_text(text)
-        if cleaned != text:
-            path.write_text(cleaned, encoding="utf-8")
+    every URL and typed value); the run folder is meant to be shared. Regular files only: a
+    symbolic link is never followed out of the folder, and bytes are kept as they are
+    (line endings included) unless a secret is replaced."""
+    for root, _, names in os.walk(folder):
+        for name in names:
+            path = os.path.join(root, name)
+            try:
+                info = os.lstat(path)
+                if not stat.S_ISREG(info.st_mode) or not 0 < info.st_size <= SCRUB_MAX_BYTES:
+                    continue
+                with open(path, "rb") as fh:
+                    text = fh.read().decode("utf-8")
+            except (UnicodeDecodeError, OSError):
+                continue  # binary files (attachments) are the dataset's, not the agent's
+            cleaned = redact_text(text)
+            if cleaned != text:
+                with open(path, "wb") as fh:
+                    fh.write(cleaned.encode("utf-8"))
 
 
 def _recorded_prediction(prediction: str | None, status: str) -> str | None:
