@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 import trustme
@@ -180,7 +181,14 @@ def test_a_localweb_run_recorded_replays_offline_with_the_same_answers_and_score
         # The pages the agent opened reached the site (their resources and a script's
         # fetches still in flight when the agent ended may or may not have).
         assert _pages(site) == _pages(site_then), task_id
-        assert again.details["web"]["n_misses"] == 0, again.details["web"]
+        # So a replay misses nothing the recording saw: at most such a fetch that the
+        # recording's agent ended before sending (seen once in a full run: deal-price's
+        # stock lookup).
+        seen = {r["path"] for r in site_then["requests"]}
+        for url in again.details["web"]["misses"]:
+            path = "/" + urlsplit(url).path.split("/", 3)[3]  # after /t/<task>.a1
+            assert path.startswith(("/static/", "/api/")), again.details["web"]
+            assert path not in seen, again.details["web"]
     left_out = replayed[LEFT_OUT].details["web"]
     assert left_out["n_misses"] >= 1
     assert left_out["misses"][0].startswith(f"{scheme}://127.0.0.1:{port}/t/{LEFT_OUT}.a1/")
@@ -193,7 +201,9 @@ def test_a_localweb_run_recorded_replays_offline_with_the_same_answers_and_score
     assert all(correct[t] for t in RECORDED.split(","))
     assert correct[LEFT_OUT] is False
     assert after.web is not None and after.web["mode"] == "replay"
-    assert after.web["n_misses"] == left_out["n_misses"] and after.web["rows_with_misses"] == 1
+    missed = [replayed[t].details["web"]["n_misses"] for t in recorded] + [left_out["n_misses"]]
+    assert after.web["n_misses"] == sum(missed)
+    assert after.web["rows_with_misses"] == sum(1 for n in missed if n)
     assert after.web["archive"]["sha256"] == described["sha256"]
 
     manifest = Manifest.model_validate_json((replayed_dir / "manifest.json").read_text())
