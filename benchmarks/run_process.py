@@ -37,7 +37,12 @@ journal (this machine's disk) every new inode is allocated past those deleted in
 one to six minutes, so removing one run's 1,637 attempt folders made the next run's
 folders several times slower to create (52 µs per attempt undisturbed, up to 1.2 ms just
 after such a removal; upstream's runner creates no file per attempt). Deletions made on
-the machine shortly before the script still weigh on our side.
+the machine shortly before the script still weigh on our side. The run folders (and our
+attempts' temp folders) go in the system temp folder: ``TMPDIR=/dev/shm`` puts both sides'
+on tmpfs, which leaves the disk out of the comparison.
+
+Upstream runs uncapped here, so ``--ours-memory-max-mb 0`` gives the like-for-like figure;
+the default compares our capped runs with its uncapped ones.
 
 Ratios are ours ÷ upstream's: below 1.00x ours is faster or smaller. Exits 1 only if a run
 fails (an exit status other than 0, or fewer answered rows than tasks).

@@ -16,7 +16,7 @@ made here and removed), so what a killed program left in temp (a browser profile
 The sweep reads only processes started since the attempt's leader: an older one cannot
 descend from it.
 
-Linux only (5.3 or later, for pidfd_open): pidfds, cgroups and /proc.
+Linux only (5.4 or later, for pidfd_open and waitid on a pidfd): pidfds, cgroups and /proc.
 """
 
 from __future__ import annotations
