@@ -128,6 +128,28 @@ def test_a_folder_its_agent_removed_is_not_reused(tmp_path: Path) -> None:
     assert _this_run(tmp_path) == []
 
 
+def test_a_folder_its_agent_replaced_by_a_link_is_emptied_without_following_it(
+    tmp_path: Path,
+) -> None:
+    """An agent (root, here) that removes its TMPDIR and leaves a link to another folder in
+    its place: emptying for the next attempt removes the link, never what it points to."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("not the attempt's")
+    code = (
+        "import os, shutil; t = os.environ['TMPDIR']; open('report.txt', 'w').write(t); "
+        f"shutil.rmtree(t); os.symlink({str(elsewhere)!r}, t); print('<ANSWER>7</ANSWER>')"
+    )
+    runner = _runner(tmp_path / "run", PythonBackend(code))
+    keys = [AttemptKey("g1-plain", n, 1) for n in (1, 2)]
+    outcome = execute(keys, runner, LocalPool(1), tmp_path / "run" / "predictions.jsonl", "t")
+    assert outcome.counts["ok"] == 2
+    assert (elsewhere / "keep.txt").read_text() == "not the attempt's"
+    first, second = _reports(tmp_path / "run", 2)
+    assert first != second  # the link was not given out as a folder
+    assert _this_run(tmp_path / "run") == []
+
+
 def test_sweep_removes_only_this_runs_leftovers(tmp_path: Path) -> None:
     run_a, run_b = tmp_path / "a", tmp_path / "b"
     left_a = [new_attempt_tmpdir(run_a) for _ in range(2)]

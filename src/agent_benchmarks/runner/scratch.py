@@ -66,7 +66,7 @@ class AttemptTempFolders:
                 if self._reusing:
                     self._free.append(folder)
                     return
-        shutil.rmtree(folder, ignore_errors=True)
+        _remove(folder)
 
     @contextmanager
     def reused(self) -> Iterator[None]:
@@ -79,23 +79,38 @@ class AttemptTempFolders:
                 self._reusing = False
                 free, self._free = self._free, []
             for folder in free:
-                shutil.rmtree(folder, ignore_errors=True)
+                _remove(folder)
 
 
 def _emptied(folder: Path) -> bool:
     """Remove what is in ``folder`` and restore its mode; whether it is now an empty
-    folder of ours, as :func:`tempfile.mkdtemp` made it."""
+    folder of ours, as :func:`tempfile.mkdtemp` made it. Everything goes through a handle
+    on the folder opened without following links: an agent (root, here) that put a link to
+    elsewhere in its place gets it removed, never what it points to."""
     try:
-        with os.scandir(folder) as entries:
-            for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
-                    shutil.rmtree(entry.path)
-                else:
-                    os.unlink(entry.path)
-        os.chmod(folder, 0o700)  # an agent may have opened it to others
-        return not os.listdir(folder)
+        handle = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except OSError:
         return False
+    try:
+        with os.scandir(handle) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.name, dir_fd=handle)
+                else:
+                    os.unlink(entry.name, dir_fd=handle)
+        os.chmod(handle, 0o700)  # an agent may have opened it to others
+        return not os.listdir(handle)
+    except OSError:
+        return False
+    finally:
+        os.close(handle)
+
+
+def _remove(folder: Path) -> None:
+    if folder.is_symlink():
+        folder.unlink(missing_ok=True)
+    else:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def sweep_attempt_tmpdirs(run_dir: Path) -> list[Path]:
