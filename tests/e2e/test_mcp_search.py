@@ -120,6 +120,25 @@ def _searched_run(
     return proc, env, results, searched, visits
 
 
+def _searched_row(
+    run_dir: Path, results: list[dict[str, str]], visits: list[str], open_tool: str
+) -> PredictionRow:
+    """The run's one row, checked for what every searched run shares: the right answer, one
+    search then one page opened with ``open_tool`` (which the real browser fetched), the
+    same numbered list read on every backend (the dataset page and the page holding the
+    task id dropped), and nothing outside the allowed tools."""
+    (line,) = (run_dir / "predictions.jsonl").read_text().splitlines()
+    row = PredictionRow.model_validate_json(line)
+    assert (row.status, row.prediction) == ("ok", "3")
+    search_call, open_call = row.trace
+    assert search_call.name == "mcp__search__web_search" and search_call.error is None
+    assert search_call.output == format_results([results[1], results[3]])
+    assert open_call.name == f"mcp__browser__{open_tool}"
+    assert any(path.startswith("/catalogue") for path in visits)
+    assert not row.details["contaminated"]
+    return row
+
+
 @pytest.mark.parametrize("backend", sorted(OPEN_TOOL))
 def test_one_tavily_search_for_every_backend(gaia_file: Path, tmp_path: Path, backend: str):
     env = {k: "" for k in os.environ if k.endswith("_API_KEY")} | {"TAVILY_API_KEY": KEY}
@@ -136,17 +155,7 @@ def test_one_tavily_search_for_every_backend(gaia_file: Path, tmp_path: Path, ba
     assert request.body["max_results"] == SEARCH_PARAMETERS["max_results"]
     assert request.body["search_depth"] == SEARCH_PARAMETERS["search_depth"]
 
-    (line,) = (run_dir / "predictions.jsonl").read_text().splitlines()
-    row = PredictionRow.model_validate_json(line)
-    assert (row.status, row.prediction) == ("ok", "3")
-    search_call, open_call = row.trace
-    assert search_call.name == "mcp__search__web_search" and search_call.error is None
-    # What the agent read: the same numbered list on every backend, the dataset page and
-    # the page holding the task id dropped.
-    assert search_call.output == format_results([results[1], results[3]])
-    assert open_call.name == f"mcp__browser__{OPEN_TOOL[backend]}"
-    assert any(path.startswith("/catalogue") for path in visits)  # the real browser went
-    assert not row.details["contaminated"]
+    row = _searched_row(run_dir, results, visits, OPEN_TOOL[backend])
     search = row.details["search"]
     assert (search["n_calls"], search["credits"], search["errors"]) == (1, 1, 0)
     (logged,) = search["calls"]
@@ -314,15 +323,8 @@ def test_codex_searches_through_the_same_web_search_server(gaia_file: Path, tmp_
     assert proc.returncode == 0, proc.stderr[-3000:]
     (request,) = searched
     assert request.key_matched
-    (line,) = (run_dir / "predictions.jsonl").read_text().splitlines()
-    row = PredictionRow.model_validate_json(line)
-    assert (row.status, row.prediction) == ("ok", "3")
-    search_call, open_call = row.trace
-    assert search_call.name == "mcp__search__web_search" and search_call.error is None
-    assert search_call.output == format_results([results[1], results[3]])
-    assert open_call.name == "mcp__browser__goto"
-    assert any(path.startswith("/catalogue") for path in visits)
-    assert not row.details["contaminated"] and row.details["refused_calls"] == []
+    row = _searched_row(run_dir, results, visits, "goto")
+    assert row.details["refused_calls"] == []
     assert row.details["search"]["n_calls"] == 1
     settings = Manifest.model_validate_json((run_dir / "manifest.json").read_text()).settings
     assert settings["backend"]["agent"] == "codex"
