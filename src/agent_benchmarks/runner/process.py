@@ -327,9 +327,8 @@ def run_process(
                 duration_s=time.monotonic() - prepared_at - queued_s,
                 start_error=_describe_spawn_error(exc),
             )
-        pidfd = os.pidfd_open(proc.pid)
-    else:
-        pidfd = os.pidfd_open(proc.pid)
+    pidfd = os.pidfd_open(proc.pid)
+    if gated:
         _let_go(pidfd)
 
     pipes = _Pipes(proc, stdin_bytes, pidfd)
