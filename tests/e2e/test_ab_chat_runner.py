@@ -52,7 +52,7 @@ def _assert_cleaned_up(run_dir: Path, rows: list[PredictionRow]) -> None:
     for row in rows:
         cleanup = row.details["cleanup"]
         assert cleanup["reaped"] is True, (row.id, cleanup)
-        attempt = next(run_dir.glob(f"attempts/{row.id}/*/attempt.json"))
+        attempt = next(run_dir.glob(f"attempts/{row.id}.*/attempt.json"))
         assert not Path(json.loads(attempt.read_text())["socket_dir"]).exists()
 
 

@@ -330,7 +330,7 @@ def test_codex_searches_through_the_same_web_search_server(gaia_file: Path, tmp_
     assert settings["backend"]["agent"] == "codex"
     assert settings["backend"]["search_parameters"] == SEARCH_PARAMETERS
     assert "search" in settings["backend"]["excluded_tools"]  # Lightpanda's own, withheld
-    config = next(run_dir.glob("attempts/*/*/codex-config.toml")).read_text()
+    config = next(run_dir.glob("attempts/*/codex-config.toml")).read_text()
     assert "[mcp_servers.search]" in config and '"TAVILY_API_KEY"' in config
     assert not [p for p in tmp_path.rglob("*") if p.is_file() and KEY.encode() in p.read_bytes()]
     assert not left_running(run_dir)

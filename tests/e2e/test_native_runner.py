@@ -447,8 +447,8 @@ def test_ctrl_c_stops_starting_then_resume_finishes(tmp_path: Path) -> None:
     assert _manifest(run_dir).sessions[0].interrupted
     assert not _agents_of(run_dir)
     # An attempt set up but not yet started when the run stopped left nothing behind.
-    folders = {p.parent.name for p in (run_dir / "attempts").glob("*/*")}
-    assert folders == {r.id for r in rows}
+    folders = {p.name for p in (run_dir / "attempts").iterdir()}
+    assert folders == {f"{r.id}.1.1" for r in rows}
 
 
 def test_second_ctrl_c_kills_running_tasks(gaia_file: Path, tmp_path: Path) -> None:

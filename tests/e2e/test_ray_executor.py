@@ -145,7 +145,7 @@ def test_a_ray_run_gives_the_rows_and_scores_a_local_run_gives(cluster, tmp_path
     nodes = Counter(row.details["node"] for row in rows)
     assert len(nodes) == 2, nodes
     for row in rows:
-        folder = on_ray / "attempts" / row.id / "1.1"
+        folder = on_ray / "attempts" / f"{row.id}.1.1"
         assert (folder / "trace.jsonl").stat().st_size > 0, folder
     manifest = json.loads((on_ray / "manifest.json").read_text())
     (executor,) = manifest["settings"]["executors"]

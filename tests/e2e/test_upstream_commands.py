@@ -462,7 +462,7 @@ def test_chat_model_from_ai_gateway_model_is_not_passed_as_a_flag(
     manifest = _manifest(run_dir)
     assert manifest.model == "openai/gpt-5.5"
     assert manifest.settings["backend"]["model_source"] == "AI_GATEWAY_MODEL"
-    attempt = json.loads(next(run_dir.glob("attempts/ab-number/*/attempt.json")).read_text())
+    attempt = json.loads(next(run_dir.glob("attempts/ab-number.*/attempt.json")).read_text())
     assert attempt["model"] is None
     # On resume, another AI_GATEWAY_MODEL would change the model: refused.
     proc = run_cli(

@@ -98,8 +98,8 @@ def test_an_empty_answer_is_retried_once_and_both_times_are_kept(
     assert retry["kept"] == "retry" and retry["dropped"]["status"] == "empty"
     assert row.duration_s >= retry["dropped"]["duration_s"]
     # Each run of the agent had its own folder and trace.
-    folders = sorted(p.name for p in (run_dir / "attempts" / "g1-plain").iterdir())
-    assert folders == ["1.1", "1.1-retry"]
+    folders = sorted(p.name for p in (run_dir / "attempts").iterdir())
+    assert folders == ["g1-plain.1.1", "g1-plain.1.1-retry"]
     assert _manifest(run_dir).settings["empty_retry"]["on"] is True
 
 

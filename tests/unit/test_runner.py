@@ -471,7 +471,7 @@ def test_attempt_runner_turns_a_process_into_a_row(tmp_path: Path) -> None:
     assert row.attempt == 2 and row.returncode == 0 and not row.timed_out
     assert row.backend == "python-fake"
     assert row.usage.total_tokens == 5
-    workdir = tmp_path / "attempts" / "g1-plain" / "2.3"
+    workdir = tmp_path / "attempts" / "g1-plain.2.3"
     assert workdir.is_dir()
     assert row.stderr_tail.strip() == str(workdir)  # the agent ran inside it
     assert runner.agent_seconds > 0
@@ -524,19 +524,29 @@ def test_execute_writes_every_row_even_when_one_attempt_is_a_harness_fault(
     assert len(out.getvalue().splitlines()) == 2
 
 
+def test_every_attempt_has_its_own_folder_directly_under_attempts(tmp_path: Path) -> None:
+    ids = ["a", "a.1", "a.1.1", "a/1", "a_1"]
+    runner = _runner(tmp_path, PythonBackend("print(1)"), *map(_gaia_task, ids))
+    keys = [AttemptKey(i, attempt, t) for i in ids for attempt in (1, 2) for t in (1, 2)]
+    folders = [runner.workdir(key) for key in keys]
+    assert len(set(folders)) == len(keys)
+    assert {folder.parent for folder in folders} == {tmp_path / "attempts"}
+    assert runner.workdir(AttemptKey("a.1", 2, 1)).name == "a.1.2.1"
+
+
 def test_a_task_id_with_slashes_gets_a_safe_workdir(tmp_path: Path) -> None:
     task = _gaia_task("../../etc/passwd")
     runner = _runner(tmp_path, PythonBackend("import os; print(os.getcwd())"), task)
     key = AttemptKey(task.id, 1, 1)
     workdir = runner.workdir(key)
-    assert workdir.parent.parent == tmp_path / "attempts"
-    assert "/" not in workdir.parent.name
+    assert workdir.parent == tmp_path / "attempts"
+    assert "/" not in workdir.name and workdir.name.endswith(".1.1")
     row = runner(key, threading.Event())
     assert row.id == "../../etc/passwd"
     assert row.status == "ok"
     ran_in = Path(row.prediction or "")
     assert ran_in == workdir and ran_in.resolve().is_relative_to(tmp_path / "attempts")
-    assert sorted(p.name for p in (tmp_path / "attempts").iterdir()) == [workdir.parent.name]
+    assert sorted(p.name for p in (tmp_path / "attempts").iterdir()) == [workdir.name]
 
 
 def test_distinct_task_ids_get_distinct_workdirs(tmp_path: Path) -> None:
@@ -898,7 +908,7 @@ def test_localweb_resume_of_a_finished_run_runs_nothing(
     assert (run_dir / "predictions.jsonl").read_text() == before
     manifest = Manifest.model_validate_json((run_dir / "manifest.json").read_text())
     assert [(s.planned, s.completed) for s in manifest.sessions] == [(4, 4), (0, 0)]
-    assert not (run_dir / "attempts" / "home-links" / "1.2").exists()
+    assert not (run_dir / "attempts" / "home-links.1.2").exists()
 
 
 @pytest.mark.parametrize(

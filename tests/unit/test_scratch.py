@@ -44,7 +44,7 @@ def test_the_attempt_gets_its_own_temp_folder_and_it_is_removed(tmp_path: Path) 
     runner = _runner(tmp_path, PythonBackend(FILL_TMP))
     row = runner(AttemptKey("g1-plain", 1, 1), threading.Event())
     assert row.status == "ok", row.error
-    assert (tmp_path / "attempts" / "g1-plain" / "1.1").is_dir()  # the attempt folder stays
+    assert (tmp_path / "attempts" / "g1-plain.1.1").is_dir()  # the attempt folder stays
     assert _this_run(tmp_path) == []  # its temp folder, which the agent filled, does not
 
 
@@ -88,7 +88,7 @@ def test_a_backend_that_raises_leaves_no_folder(tmp_path: Path) -> None:
 def _reports(run_dir: Path, attempts: int) -> list[str]:
     """What each attempt's agent wrote to report.txt in its attempt folder (its cwd)."""
     return [
-        (run_dir / "attempts" / "g1-plain" / f"{n}.1" / "report.txt").read_text()
+        (run_dir / "attempts" / f"g1-plain.{n}.1" / "report.txt").read_text()
         for n in range(1, attempts + 1)
     ]
 

@@ -227,8 +227,8 @@ def test_an_empty_answer_is_retried_and_the_answer_kept(tmp_path: Path) -> None:
     assert retry["dropped"]["status"] == "empty"
     assert retry["dropped"]["usage"]["input_tokens"] == 10
     assert row.duration_s >= 0.4 and row.duration_s >= retry["dropped"]["duration_s"] + 0.2
-    attempts = tmp_path / "run" / "attempts" / "g1"
-    assert sorted(p.name for p in attempts.iterdir()) == ["1.1", "1.1-retry"]
+    attempts = tmp_path / "run" / "attempts"
+    assert sorted(p.name for p in attempts.iterdir()) == ["g1.1.1", "g1.1.1-retry"]
 
 
 def test_two_empty_answers_keep_the_first(tmp_path: Path) -> None:

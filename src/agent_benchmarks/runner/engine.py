@@ -80,7 +80,11 @@ class AttemptRunner:
         if safe_id != key.task_id:
             # Distinct ids that clean to the same name must not share a folder.
             safe_id += "-" + hashlib.sha256(key.task_id.encode()).hexdigest()[:10]
-        return self.run_dir / "attempts" / safe_id / f"{key.attempt}.{key.try_number}"
+        # One folder per attempt, flat under attempts/: a folder per task above it cost a
+        # second directory inode per attempt, the costliest file work of a short attempt on
+        # a disk where many files were deleted lately (ext4 allocates past them for minutes).
+        # The name ends in ".ATTEMPT.TRY", so it still names one (task, attempt, try).
+        return self.run_dir / "attempts" / f"{safe_id}.{key.attempt}.{key.try_number}"
 
     def __call__(
         self, key: AttemptKey, cancel: threading.Event, launch: ProcessLauncher = run_process
