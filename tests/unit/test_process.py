@@ -548,3 +548,40 @@ def test_attempts_begin_in_the_order_they_were_created_and_one_that_never_launch
     take("first", first)
     late.join(5)
     assert order == ["first", "third"]
+
+
+def test_a_freed_slot_wakes_the_attempt_it_lets_go_without_waiting_for_a_poll(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Waiters are woken one by one, each by the change that lets it go (a release, or the
+    attempt before it beginning): with the cancel poll made longer than the test, eight
+    attempts through two slots still begin in order, never more than two at once."""
+    monkeypatch.setattr(process, "_CANCEL_POLL_S", 60.0)
+    slots = process.Slots(2, threading.Event())
+    attempts = [process.Slot(slots) for _ in range(8)]
+    lock = threading.Lock()
+    begun: list[int] = []
+    holding = [0, 0]  # now, most
+
+    def run(i: int) -> None:
+        assert attempts[i].take(None)
+        with lock:
+            begun.append(i)
+            holding[0] += 1
+            holding[1] = max(holding)
+        time.sleep(0.05)
+        with lock:
+            holding[0] -= 1
+        if i == 3:  # a begun attempt's second launch queues with the first launches
+            attempts[i].release()
+            assert attempts[i].take(None)
+        attempts[i].release()
+
+    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in reversed(range(8))]
+    started = time.monotonic()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(max(0.0, started + 10 - time.monotonic()))
+    assert not any(thread.is_alive() for thread in threads)  # no hand-off waited for a poll
+    assert begun == list(range(8)) and holding == [0, 2]

@@ -144,13 +144,18 @@ class Slots:
     def __init__(self, n: int, stop: threading.Event):
         self._free = n
         self._stop = stop
-        self._changed = threading.Condition()
+        self._lock = threading.Lock()
         self._tickets = itertools.count()
         self._unbegun: list[int] = []  # tickets of attempts not begun yet, a heap
+        # The attempts waiting in take(), each on its own condition of the one lock: a
+        # change wakes only those it lets go, not every waiter (with twice as many attempt
+        # threads as slots, waking all of them on every release was most of the harness's
+        # thread switches).
+        self._waiting: dict[int, threading.Condition] = {}
 
     def ticket(self) -> int:
         """A new attempt's place in the order attempts begin."""
-        with self._changed:
+        with self._lock:
             ticket = next(self._tickets)
             heapq.heappush(self._unbegun, ticket)
             return ticket
@@ -160,7 +165,7 @@ class Slots:
         created before it to have begun or ended); False, holding none, if ``cancel`` is
         set first. A first launch refused (``cancel``, or the pool stopped) raises
         :class:`AttemptNotBegun`."""
-        with self._changed:
+        with self._lock:
             beginning = ticket in self._unbegun
 
             def refused() -> bool:
@@ -169,10 +174,11 @@ class Slots:
                 return cancel is not None and cancel.is_set()
 
             try:
-                while not (self._free and (not beginning or self._unbegun[0] == ticket)):
-                    if refused():
-                        break
-                    self._changed.wait(_CANCEL_POLL_S)
+                if not self._may_go(ticket, beginning):
+                    turn = self._waiting[ticket] = threading.Condition(self._lock)
+                    # Polled, not only woken: cancel and stop are events of their own.
+                    while not (refused() or self._may_go(ticket, beginning)):
+                        turn.wait(_CANCEL_POLL_S)
                 if refused():
                     if beginning:
                         raise AttemptNotBegun
@@ -180,21 +186,40 @@ class Slots:
                 self._free -= 1
                 return True
             finally:
+                self._waiting.pop(ticket, None)
                 if beginning:
-                    self.forget(ticket)
+                    self._forget(ticket)
 
     def forget(self, ticket: int) -> None:
         """The attempt ``ticket`` begun, or ended before its agent: later ones may begin."""
-        with self._changed:
-            if ticket in self._unbegun:
-                self._unbegun.remove(ticket)
-                heapq.heapify(self._unbegun)
-                self._changed.notify_all()
+        with self._lock:
+            self._forget(ticket)
 
     def release(self) -> None:
-        with self._changed:
+        with self._lock:
             self._free += 1
-            self._changed.notify_all()
+            self._wake()
+
+    def _may_go(self, ticket: int, beginning: bool) -> bool:
+        return self._free > 0 and (not beginning or self._unbegun[0] == ticket)
+
+    def _forget(self, ticket: int) -> None:
+        if ticket in self._unbegun:
+            self._unbegun.remove(ticket)
+            heapq.heapify(self._unbegun)
+            self._wake()
+
+    def _wake(self) -> None:
+        """Wake the waiters that may now go: second launches, then the next to begin (at
+        most as many as there are free slots)."""
+        if not self._free or not self._waiting:
+            return
+        head = self._unbegun[0] if self._unbegun else None
+        going = [t for t in self._waiting if t not in self._unbegun]
+        if head in self._waiting:
+            going.append(head)
+        for ticket in going[: self._free]:
+            self._waiting[ticket].notify()
 
 
 class Slot:
