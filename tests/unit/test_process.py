@@ -391,6 +391,28 @@ def test_the_sweep_looks_only_at_processes_started_since_the_leader(tmp_path: Pa
         older.wait()
 
 
+def test_the_sweep_leaves_other_attempts_agents_unread_and_forgets_its_own_once_reaped(
+    tmp_path: Path,
+) -> None:
+    """The agents of attempts still running are skipped unread (they carry their own
+    attempts' markers); a pid leaves that list once its attempt has reaped it, whatever
+    way the attempt ended, so a later process given that pid is read again."""
+    marker = "others-test"
+    sleeper = [sys.executable, "-c", "import time; time.sleep(60)"]
+    running = subprocess.Popen(sleeper, env={**os.environ, MARKER_ENV: marker})
+    try:
+        assert process._marked_pids(marker, None) == [running.pid]
+        assert process._marked_pids(marker, None, others={str(running.pid)}) == []
+    finally:
+        running.kill()
+        running.wait()
+    assert not process._LEADERS
+    for code in ("print('done')", "import time; time.sleep(30)"):
+        result = run_process(python(code, tmp=tmp_path, timeout_s=0.5))
+        assert result.returncode is not None
+        assert not process._LEADERS
+
+
 def test_a_start_time_is_never_taken_from_another_process_with_the_same_pid() -> None:
     """The cache of start times is keyed by the /proc entry's name and inode, which the
     kernel renews when it gives a pid to a new process: an entry left by an earlier process

@@ -37,7 +37,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -357,18 +357,24 @@ def run_process(
         _let_go(pidfd)
 
     pipes = _Pipes(proc, stdin_bytes, pidfd)
+    leader = str(proc.pid)
+    _LEADERS.add(leader)
     try:
         timed_out, interrupted = _supervise(proc.pid, pipes, spec.timeout_s, started, cancel)
         ran_s = time.monotonic() - started
     finally:
         # Also on KeyboardInterrupt or a bug above: nothing this attempt started outlives it.
         try:
-            stray_killed = _kill_leftovers(marker, str(tmpdir), proc.pid, cgroup)
+            try:
+                stray_killed = _kill_leftovers(marker, str(tmpdir), proc.pid, cgroup)
+            finally:
+                if slot is not None:
+                    slot.release()
+            pipes.drain(_DRAIN_S)
+            returncode = proc.wait()
         finally:
-            if slot is not None:
-                slot.release()
-        pipes.drain(_DRAIN_S)
-        returncode = proc.wait()
+            # Reaped (or given up on): its pid may now be another process's.
+            _LEADERS.discard(leader)
         os.close(pidfd)
         pipes.close()
         cgroup_oom = cgroup is not None and cgroup.oom_kills() > 0
@@ -671,8 +677,11 @@ def _kill_marked(
     at or after it are looked at: one started earlier cannot descend from the leader."""
     attempted: set[int] = set()
     killed: set[int] = set()
+    # Other attempts' agents, alive or not yet reaped (so their pids are still theirs): not
+    # ours, and the processes most often started since our leader, so left unread.
+    others = _LEADERS - {str(exclude)}
     while True:
-        marked = _marked_pids(marker, tmpdir, born_since)
+        marked = _marked_pids(marker, tmpdir, born_since, others)
         found = {pid for pid in marked if pid != exclude} - attempted
         if not found:
             return killed
@@ -680,13 +689,19 @@ def _kill_marked(
         killed |= _kill_pids(found)
 
 
-def _marked_pids(marker: str, tmpdir: str | None, born_since: int | None = None) -> list[int]:
+def _marked_pids(
+    marker: str,
+    tmpdir: str | None,
+    born_since: int | None = None,
+    others: Collection[str] = frozenset(),
+) -> list[int]:
     """The attempt's processes: those with its marker in their environment, and those whose
     arguments name its private temp folder. Chromium starts its zygote, renderers and
     utility processes with a cleared environment but with ``--user-data-dir`` in their
     arguments (a profile in TMPDIR); left alone they outlive the browser for a moment and
     write into the profile after the folder was removed. With ``born_since``, processes
-    started before it are skipped unread (see :func:`_kill_marked`)."""
+    started before it are skipped unread (see :func:`_kill_marked`), as are the pids in
+    ``others``."""
     # Run after every attempt over every process of the machine, so /proc is read raw: a
     # third of the time psutil takes to parse each environment into a dict. Kernel threads
     # and zombies have an empty environment; processes we may not read are not ours.
@@ -696,6 +711,8 @@ def _marked_pids(marker: str, tmpdir: str | None, born_since: int | None = None)
     pids = []
     for entry in os.scandir("/proc"):
         name = entry.name
+        if name in others:
+            continue
         started = _STARTS.ticks(name, entry.inode())
         if started is _NOT_A_PROCESS or (
             born_since is not None and started is not None and started < born_since
@@ -746,6 +763,8 @@ class _StartTimes:
 
 
 _NOT_A_PROCESS = object()
+# The pids (as /proc names) of the agents run_process started and has not reaped yet.
+_LEADERS: set[str] = set()
 # More entries than the processes a machine keeps alive: only dead pids fill it past that.
 _STARTS_KEPT = 65536
 _STARTS = _StartTimes()
