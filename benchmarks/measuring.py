@@ -232,7 +232,7 @@ class Report:
     cwd: str = field(default_factory=os.getcwd)
     machine: str = field(default_factory=lambda: f"{platform.node()}, {os.cpu_count()} CPUs")
     recorded_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat())
-    # Both sides inherit it: no bytecode caches written, so imports compile at every start.
+    # Both sides inherit it: Python writes no bytecode cache, so start_report makes them.
     no_bytecode_cache: bool = field(
         default_factory=lambda: bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
     )
@@ -408,14 +408,28 @@ def start_report(script: str, upstream: Upstream | None, baseline: Baseline | No
         upstream_commit, source = None, "none"
     report = Report(script, git_commit(REPO), upstream_commit, source)
     print(f"ours: {report.ours_commit} ({REPO}); upstream: {source}", flush=True)
+    compile_bytecode(upstream)
     if report.no_bytecode_cache:
         print(
-            "note: PYTHONDONTWRITEBYTECODE is set: every command compiles the modules it imports "
-            "at each start unless caches exist already, so start-up costs more than on a machine "
-            "with caches (on both sides alike)",
+            "note: PYTHONDONTWRITEBYTECODE is set: Python writes no bytecode cache, so both "
+            "sides' were made first (compileall), as a first run makes them elsewhere",
             flush=True,
         )
     return report
+
+
+def compile_bytecode(upstream: Upstream | None) -> None:
+    """Bytecode caches for both sides' source and environments, made before anything is
+    timed. A machine that lets Python write them has them after a command's first run; one
+    with PYTHONDONTWRITEBYTECODE set (as here) has only what its install compiled: our
+    environment's (``uv sync --compile-bytecode``) but not our source, and nothing of
+    upstream's (``uv sync`` without it). Without this, start-up and run times measured
+    which side's modules happened to be compiled, not the commands."""
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", "-j", "0", str(REPO / "src")], check=True
+    )
+    if upstream is not None:
+        upstream.compile_bytecode()
 
 
 def main_guard(run: Callable[[], int]) -> int:

@@ -54,6 +54,23 @@ class Upstream:
     def describe(self) -> str:
         return f"upstream {self.commit[:12]} installed from {self.source}"
 
+    def compile_bytecode(self) -> None:
+        """Bytecode caches for its source and its environment, as a first run leaves them
+        wherever Python may write them (see :func:`measuring.compile_bytecode`)."""
+        _run(
+            [
+                str(self.bin_dir / "python"),
+                "-m",
+                "compileall",
+                "-q",
+                "-j",
+                "0",
+                str(self.root / "src"),
+                str(self.root / ".venv" / "lib"),
+            ],
+            "compileall",
+        )
+
 
 def uv_binary() -> str:
     """The real uv executable. ``shutil.which('uv')`` may find pyenv's shim, which fails in
