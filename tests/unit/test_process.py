@@ -403,7 +403,11 @@ def test_the_sweep_leaves_other_attempts_agents_unread_and_forgets_its_own_once_
     try:
         assert process._marked_pids(marker, None) == [running.pid]
         assert process._marked_pids(marker, None, others={str(running.pid)}) == []
+        # kill_strays (a node's clean-up after a lost attempt) skips nothing.
+        process._LEADERS.add(str(running.pid))
+        assert kill_strays(marker) == 1 and not alive(running.pid)
     finally:
+        process._LEADERS.discard(str(running.pid))
         running.kill()
         running.wait()
     assert not process._LEADERS

@@ -663,23 +663,30 @@ def _kill_leftovers(marker: str, tmpdir: str, leader: int, cgroup: _AttemptCgrou
     if cgroup is not None:
         killed = cgroup.kill_members(exclude=leader)
     else:
-        killed = _kill_marked(marker, tmpdir, exclude=leader, born_since=_start_ticks(leader))
+        # Other attempts' agents, alive or not yet reaped (so their pids are still theirs):
+        # not ours, and most of the processes started since our leader, so left unread.
+        others = _LEADERS - {str(leader)}
+        killed = _kill_marked(
+            marker, tmpdir, exclude=leader, born_since=_start_ticks(leader), others=others
+        )
     _signal_group(leader, signal.SIGKILL)
     return len(killed)
 
 
 def _kill_marked(
-    marker: str, tmpdir: str | None, exclude: int | None, born_since: int | None = None
+    marker: str,
+    tmpdir: str | None,
+    exclude: int | None,
+    born_since: int | None = None,
+    others: Collection[str] = frozenset(),
 ) -> set[int]:
     """Kill the processes carrying the marker, scanning again while a scan finds new ones:
     a process not yet killed can fork while the scan walks past its child's pid. With
     ``born_since`` (the leader's start, in clock ticks since boot), only processes started
-    at or after it are looked at: one started earlier cannot descend from the leader."""
+    at or after it are looked at: one started earlier cannot descend from the leader. The
+    pids in ``others`` are not looked at."""
     attempted: set[int] = set()
     killed: set[int] = set()
-    # Other attempts' agents, alive or not yet reaped (so their pids are still theirs): not
-    # ours, and the processes most often started since our leader, so left unread.
-    others = _LEADERS - {str(exclude)}
     while True:
         marked = _marked_pids(marker, tmpdir, born_since, others)
         found = {pid for pid in marked if pid != exclude} - attempted
