@@ -60,6 +60,9 @@ class Measurement:
     own_peak_mb: float | None
     returncode: int
     stderr_tail: str
+    # The main process's own CPU (all its threads, user and system; not its children, so
+    # not the agents it runs), as last polled (every 5 ms) before it exited; with own_memory.
+    own_cpu_s: float | None = None
 
     def check(self, what: str) -> Measurement:
         if self.returncode != 0:
@@ -78,6 +81,25 @@ def _vm_hwm_kb(pid: int) -> int | None:
     except (OSError, ValueError):
         return None
     return None
+
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _own_cpu_s(pid: int) -> float | None:
+    """utime + stime of /proc/PID/stat: the process's threads, without its children."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return None
+    # "pid (comm) state ...": comm may hold spaces, so count fields after the last ")";
+    # utime and stime are the 14th and 15th fields, the 12th and 13th after comm.
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    try:
+        return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+    except (IndexError, ValueError):
+        return None
 
 
 def _only_child(pid: int) -> int | None:
@@ -106,6 +128,7 @@ def run_measured(
     tail is kept for error messages (a pipe could fill and stall a chatty runner).
     """
     polled_kb = 0
+    polled_cpu_s: float | None = None
     done = threading.Event()
     time_file = tempfile.NamedTemporaryFile(prefix="measure-", suffix=".time", delete=False)  # noqa: SIM115
     time_file.close()
@@ -120,14 +143,18 @@ def run_measured(
             )
 
             def poll() -> None:
-                nonlocal polled_kb
+                nonlocal polled_kb, polled_cpu_s
                 pid = None if GNU_TIME.exists() else proc.pid
                 while not done.is_set():
                     if pid is None:
                         pid = _only_child(proc.pid)
-                    kb = _vm_hwm_kb(pid) if pid is not None else None
-                    if kb is not None:
-                        polled_kb = max(polled_kb, kb)
+                    if pid is not None:
+                        kb = _vm_hwm_kb(pid)
+                        if kb is not None:
+                            polled_kb = max(polled_kb, kb)
+                        cpu_s = _own_cpu_s(pid)
+                        if cpu_s is not None:
+                            polled_cpu_s = max(polled_cpu_s or 0.0, cpu_s)
                     time.sleep(_POLL_SECONDS)
 
             # Polling costs a little CPU on a shared machine: only when its figure is used.
@@ -159,6 +186,7 @@ def run_measured(
         own_peak_mb=polled_kb / 1024 if own_memory else None,
         returncode=returncode,
         stderr_tail=tail,
+        own_cpu_s=polled_cpu_s if own_memory else None,
     )
 
 
@@ -371,7 +399,8 @@ def compare_runs(
     own_memory: bool = False,
 ) -> list[Figure]:
     """A B rounds of one command on each side: the medians of wall time and peak memory
-    (the main process alone with ``own_memory``), as two lines of a ratio table. Without
+    (the main process alone with ``own_memory``, and then its own CPU time too: the
+    harness's work without its children's), as lines of a ratio table. Without
     ``upstream`` its column comes from the baseline."""
     print(f"{label}:", file=sys.stderr)
     sides = [("ours", ours)] + ([("upstream", upstream)] if upstream else [])
@@ -389,12 +418,21 @@ def compare_runs(
         Figure(time_label, "s", median([m.wall_s for m in results["ours"]])),
         Figure(memory_label, "MB", median([memory(m) for m in results["ours"]])),
     ]
+    cpu_label = f"{label}: own CPU"
+    cpu_figure = None
+    if own_memory and all(m.own_cpu_s is not None for m in results["ours"]):
+        cpu_figure = Figure(cpu_label, "s", median([m.own_cpu_s or 0.0 for m in results["ours"]]))
+        figures.append(cpu_figure)
     if upstream is not None:
         figures[0].upstream = median([m.wall_s for m in results["upstream"]])
         figures[1].upstream = median([memory(m) for m in results["upstream"]])
+        if cpu_figure is not None and all(m.own_cpu_s is not None for m in results["upstream"]):
+            cpu_figure.upstream = median([m.own_cpu_s or 0.0 for m in results["upstream"]])
     elif baseline is not None:
         figures[0].upstream = baseline.get(title, time_label)
         figures[1].upstream = baseline.get(title, memory_label)
+        if cpu_figure is not None:
+            cpu_figure.upstream = baseline.get(title, cpu_label)
     return figures
 
 

@@ -18,7 +18,9 @@ Three parts, each A B A B:
   take tens of milliseconds and the harness's own work per attempt shows. Both read the
   same tasks: ours its bundled CSV (``--sample-per-site all``), upstream its bundled JSONL.
   No grading (``--no-grade``). Printed: wall time launch to exit, the runner's own peak
-  RSS, and for ours the
+  RSS, the runner's own CPU time (its threads', user and system, from /proc/PID/stat
+  polled every 5 ms: the agents' CPU excluded, so it is the harness's work, start-up
+  included, and much steadier than the wall time on a shared machine), and for ours the
   utilisation from the manifest (agent seconds ÷ (engine wall × workers), as
   benchmarks/overhead.py computes it; 100% means workers never wait on the harness), and
   for both the agents' share of the whole command (agent seconds ÷ (launch-to-exit wall ×
@@ -44,6 +46,12 @@ on tmpfs, which leaves the disk out of the comparison.
 Upstream runs uncapped here, so ``--ours-memory-max-mb 0`` gives the like-for-like figure;
 the default compares our capped runs with its uncapped ones.
 
+``--ours-without fsync,sweep,scrub`` (any of them) is an ablation: ours runs through
+``benchmarks/ablate.py`` with those per-attempt guarantees patched out (no fsync per row,
+no stray-process sweep beyond the process group, no redaction of the attempt folder),
+which upstream's runner does not have, to measure what they cost. Its figures are labelled
+and are never results of the harness.
+
 Ratios are ours ÷ upstream's: below 1.00x ours is faster or smaller. Exits 1 only if a run
 fails (an exit status other than 0, or fewer answered rows than tasks).
 """
@@ -57,6 +65,7 @@ import tempfile
 from pathlib import Path
 
 import lightpanda
+from ablate import GUARANTEES
 from measuring import (
     OURS_BIN,
     REPO,
@@ -120,6 +129,7 @@ class WebBenchRuns:
         def run() -> Measurement:
             out = self._out_dir("ours", workers)
             argv = [
+                *self._ablated(),
                 str(OURS_BIN / "webbench-run"),
                 "--dataset-file",
                 str(WEBBENCH_CSV),
@@ -161,6 +171,12 @@ class WebBenchRuns:
             return m
 
         return run
+
+    def _ablated(self) -> list[str]:
+        """With --ours-without, ours runs through benchmarks/ablate.py."""
+        if not self.args.ours_without:
+            return []
+        return [sys.executable, str(Path(__file__).with_name("ablate.py")), self.args.ours_without]
 
     def upstream(self, upstream: Upstream, workers: int):
         def run() -> Measurement:
@@ -241,6 +257,14 @@ def parts(value: str) -> list[str]:
     return chosen
 
 
+def ablated(value: str) -> str:
+    chosen = [part.strip() for part in value.split(",") if part.strip()]
+    unknown = sorted(set(chosen) - set(GUARANTEES))
+    if unknown or not chosen:
+        raise argparse.ArgumentTypeError(f"--ours-without: choose from {', '.join(GUARANTEES)}")
+    return ",".join(chosen)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--parts", type=parts, default=list(PARTS), help="help,run,rss (all)")
@@ -249,6 +273,13 @@ def main() -> int:
     )
     parser.add_argument("--help-rounds", type=positive, default=5, help="--help rounds (default 5)")
     parser.add_argument("--ours-memory-max-mb", type=int, help="our runner's --memory-max-mb")
+    parser.add_argument(
+        "--ours-without",
+        type=ablated,
+        metavar="GUARANTEES",
+        help="an ablation: ours with some of fsync,sweep,scrub patched out "
+        "(benchmarks/ablate.py), to measure what they cost",
+    )
     add_report_args(parser)
     add_upstream_args(parser)
     args = parser.parse_args()
@@ -266,6 +297,8 @@ def main() -> int:
         runs = WebBenchRuns(server, Path(tmp), args)
         tasks = f"{args.tasks:,}" if args.tasks else "1,637"
         note = "upstream without its memory cap (systemd-run fails here)"
+        if args.ours_without:
+            note += f"; ours WITHOUT {args.ours_without} (an ablation, not a result)"
         for part, workers in (("run", 4), ("rss", 16)):
             if part not in args.parts:
                 continue

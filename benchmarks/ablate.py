@@ -1,0 +1,56 @@
+"""Run one of our console scripts with some of its per-attempt guarantees patched out, to
+measure what they cost (an ablation for benchmarks/run_process.py; never a mode of the
+harness, and its runs are no results).
+
+    python benchmarks/ablate.py fsync,sweep,scrub /path/to/.venv/bin/webbench-run ARGS...
+
+* ``fsync``: rows are written and flushed but not fsynced.
+* ``sweep``: after an attempt only its process group is killed; no process of it is
+  looked for elsewhere (by cgroup membership, marker or temp folder).
+* ``scrub``: the attempt folder's files are not redacted.
+"""
+
+from __future__ import annotations
+
+import runpy
+import signal
+import sys
+
+from agent_benchmarks import storage
+from agent_benchmarks.runner import engine, process
+
+GUARANTEES = ("fsync", "sweep", "scrub")
+
+
+def _append_without_fsync(self: storage.PredictionsWriter, row) -> None:
+    self._fh.write(row.model_dump_json().encode("utf-8") + b"\n")
+    self._fh.flush()
+
+
+def _kill_group_only(marker: str, tmpdir: str, leader: int, cgroup) -> int:
+    process._signal_group(leader, signal.SIGKILL)
+    return 0
+
+
+def patch(dropped: set[str]) -> None:
+    if "fsync" in dropped:
+        storage.PredictionsWriter.append = _append_without_fsync  # type: ignore[method-assign]
+    if "sweep" in dropped:
+        process._kill_leftovers = _kill_group_only  # type: ignore[assignment]
+    if "scrub" in dropped:
+        engine.scrub_secrets = lambda folder: None  # type: ignore[assignment]
+
+
+def main() -> None:
+    dropped = {part for part in sys.argv[1].split(",") if part}
+    unknown = dropped - set(GUARANTEES)
+    if unknown:
+        sys.exit(f"ablate.py: unknown {sorted(unknown)}; choose from {', '.join(GUARANTEES)}")
+    script = sys.argv[2]
+    patch(dropped)
+    sys.argv = [script, *sys.argv[3:]]
+    runpy.run_path(script, run_name="__main__")
+
+
+if __name__ == "__main__":
+    main()
