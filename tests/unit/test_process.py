@@ -395,8 +395,9 @@ def test_the_sweep_leaves_other_attempts_agents_unread_and_forgets_its_own_once_
     tmp_path: Path,
 ) -> None:
     """The agents of attempts still running are skipped unread (they carry their own
-    attempts' markers); a pid leaves that list once its attempt has reaped it, whatever
-    way the attempt ended, so a later process given that pid is read again."""
+    attempts' markers), but not by kill_strays; a pid leaves that list once its attempt
+    has reaped it (here after an exit and after a deadline), so a later process given that
+    pid is read again."""
     marker = "others-test"
     sleeper = [sys.executable, "-c", "import time; time.sleep(60)"]
     running = subprocess.Popen(sleeper, env={**os.environ, MARKER_ENV: marker})
