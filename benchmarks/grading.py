@@ -212,7 +212,8 @@ def main() -> int:
             )
             imported[0].upstream, imported[1].upstream = figures[0].upstream, figures[1].upstream
             for figure in (figures[0], imported[0]):
-                figure.note = f"ours {args.rows / figure.ours:,.0f} rows/s"
+                rate = f"ours {args.rows / figure.ours:,.0f} rows/s"
+                figure.note = "; ".join(part for part in (rate, figure.note) if part)
             report.add(title, figures + imported)
     report.finish(args.record)
     return 0

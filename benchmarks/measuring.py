@@ -426,6 +426,7 @@ def compare_runs(
     if upstream is not None:
         figures[0].upstream = median([m.wall_s for m in results["upstream"]])
         figures[1].upstream = median([memory(m) for m in results["upstream"]])
+        figures[0].note = _paired_ratios(results["ours"], results["upstream"])
         if cpu_figure is not None and all(m.own_cpu_s is not None for m in results["upstream"]):
             cpu_figure.upstream = median([m.own_cpu_s or 0.0 for m in results["upstream"]])
     elif baseline is not None:
@@ -434,6 +435,15 @@ def compare_runs(
         if cpu_figure is not None:
             cpu_figure.upstream = baseline.get(title, cpu_label)
     return figures
+
+
+def _paired_ratios(ours: list[Measurement], upstream: list[Measurement]) -> str:
+    """Each round's ours ÷ upstream wall time (the two ran next to each other), as a range:
+    how far the machine's drift moves the ratio of medians beside it."""
+    if len(ours) < 2:
+        return ""
+    ratios = [o.wall_s / u.wall_s for o, u in zip(ours, upstream, strict=True)]
+    return f"per round {min(ratios):.2f}-{max(ratios):.2f}x (median {median(ratios):.2f}x)"
 
 
 def start_report(script: str, upstream: Upstream | None, baseline: Baseline | None) -> Report:

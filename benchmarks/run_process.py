@@ -313,7 +313,7 @@ def main() -> int:
                 own_memory=True,
             )
             if upstream:
-                figures[0].note = note
+                figures[0].note = "; ".join(part for part in (figures[0].note, note) if part)
             utilisation = runs.utilisation.get(workers)
             if utilisation:
                 figures.append(
