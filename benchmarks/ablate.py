@@ -42,6 +42,8 @@ def patch(dropped: set[str]) -> None:
 
 
 def main() -> None:
+    if len(sys.argv) < 3:
+        sys.exit("usage: ablate.py GUARANTEES SCRIPT [ARGS...] (GUARANTEES: fsync,sweep,scrub)")
     dropped = {part for part in sys.argv[1].split(",") if part}
     unknown = dropped - set(GUARANTEES)
     if unknown:
