@@ -17,7 +17,8 @@ import signal
 import sys
 
 from agent_benchmarks import storage
-from agent_benchmarks.runner import engine, process
+from agent_benchmarks.isolation import process
+from agent_benchmarks.runner import engine
 
 GUARANTEES = ("fsync", "sweep", "scrub")
 

@@ -35,7 +35,7 @@ from pydantic import Field
 
 # Run by the harness's Python, so its reaping helpers are importable (shared with the
 # chat-loop attempt driver).
-from agent_benchmarks.runner.reaping import (
+from agent_benchmarks.isolation.reaping import (
     become_subreaper,
     kill_descendants,
     reap_exited_children,

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from agent_benchmarks.isolation.scratch import PREFIX, run_key
 from agent_benchmarks.localweb.models import Conversation, FinalAnswer, StepPolicy
 from agent_benchmarks.localweb.site import LocalSite
 from agent_benchmarks.records import Manifest, PredictionRow
-from agent_benchmarks.runner.scratch import PREFIX, run_key
 from tests.fixtures.record import CapturingServer
 from tests.support import left_running, run_cli
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_benchmarks.isolation.process import CGROUP_V1, CGROUP_V2, RLIMIT, memory_cap_method
 from agent_benchmarks.localweb.models import (
     API_KEY,
     Conversation,
@@ -29,7 +30,6 @@ from agent_benchmarks.localweb.models import (
 from agent_benchmarks.pricing import PRICE_TABLE_VERSION
 from agent_benchmarks.prompts import RESEARCH_PERSISTENT
 from agent_benchmarks.records import Manifest, PredictionRow, Scores
-from agent_benchmarks.runner.process import CGROUP_V1, CGROUP_V2, RLIMIT, memory_cap_method
 from tests.support import REPO, lightpanda_binary, read_rows, run_cli
 
 pytestmark = pytest.mark.e2e
@@ -136,7 +136,7 @@ def test_a_cap_too_small_for_lightpanda_is_an_oom_row(tmp_path: Path) -> None:
 # process of its own, driving the real lightpanda.
 _FORCE_RLIMIT = """
 import sys
-from agent_benchmarks.runner import process
+from agent_benchmarks.isolation import process
 process._memory_cap = lambda: (process.RLIMIT, None)
 process.memory_cap_method = lambda: process.RLIMIT
 from agent_benchmarks.commands.scripts import localweb__native as main

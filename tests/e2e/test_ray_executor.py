@@ -26,8 +26,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+from agent_benchmarks.isolation.process import MARKER_ENV
 from agent_benchmarks.records import PredictionRow
-from agent_benchmarks.runner.process import MARKER_ENV
 from tests.support import REPO, run_cli
 
 pytestmark = [pytest.mark.e2e, pytest.mark.ray]

@@ -22,6 +22,7 @@ import pytest
 
 from agent_benchmarks.backends.agent_browser_chat import (
     ANSWER_LAST_REPLY,
+    DEFINITION,
     GEMINI_OPENAI_URL,
     LIMITS,
     SESSION_LIMIT,
@@ -50,6 +51,7 @@ from agent_benchmarks.backends.agent_browser_chat_attempt import (
 from agent_benchmarks.backends.base import PreparedTask
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.gaia import SUITE as GAIA
+from agent_benchmarks.isolation.process import ProcessResult
 from agent_benchmarks.localweb import SUITE as LOCALWEB
 from agent_benchmarks.localweb.models import (
     API_KEY,
@@ -73,8 +75,7 @@ from agent_benchmarks.localweb.oracle import (
 from agent_benchmarks.prompts import ANSWER_ONLY, RESEARCH_ANSWER_ONLY, default_prompt_name
 from agent_benchmarks.records import Task, TaskInput
 from agent_benchmarks.runner.plan import AttemptKey
-from agent_benchmarks.runner.process import ProcessResult
-from agent_benchmarks.runner.session import TaskSession
+from agent_benchmarks.runner.session import TaskSession, prompted_session
 from agent_benchmarks.spec import RunSpec
 from agent_benchmarks.webbench import SUITE as WEBBENCH
 from tests.support import REPO, run_cli
@@ -453,6 +454,26 @@ def test_envelope_suites_ask_this_loop_for_the_answer_only() -> None:
     assert "<ANSWER>" not in gaia.task_text(TaskInput(suite="gaia", id="g", question="How?"))
     assert chat_prompt(WEBBENCH) is WEBBENCH.prompt
     assert chat_prompt(LOCALWEB) is LOCALWEB.prompt
+
+
+def test_the_chat_prompt_replaces_the_suites_own_under_prompt_standard_only() -> None:
+    """The runner's session for this backend (its dataset_prompt): --prompt standard
+    gets the answer-only research prompt; a named variant stays GAIA's own."""
+    assert DEFINITION.dataset_prompt is chat_prompt
+    factory = prompted_session(DEFINITION.dataset_prompt)
+
+    def opened(prompt: str) -> TaskSession:
+        spec = RunSpec(suite="gaia", runner="chat", prompt=prompt)
+        with factory(GAIA, spec, "scaffold", None, None) as session:  # type: ignore[arg-type]
+            return session
+
+    standard = opened("standard")
+    assert (standard.system_prompt, standard.prompt.answer) == (RESEARCH_ANSWER_ONLY, "raw")
+    assert standard.settings()["prompt"] == "standard"
+    persistence = opened("persistence")
+    assert persistence.prompt.answer == "envelope"
+    assert persistence.system_prompt != RESEARCH_ANSWER_ONLY
+    assert persistence.settings()["prompt"] == "persistence"
 
 
 def namespace(**fields: Any) -> RunSpec:

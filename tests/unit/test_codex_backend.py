@@ -16,8 +16,8 @@ from agent_benchmarks.backends.codex_mcp import (
 )
 from agent_benchmarks.backends.codex_stream import parse_events, unsupported_calls
 from agent_benchmarks.backends.mcp_servers import SERVERS
+from agent_benchmarks.isolation.process import MARKER_ENV, ProcessResult
 from agent_benchmarks.records import TaskInput
-from agent_benchmarks.runner.process import MARKER_ENV, ProcessResult
 from tests.fixtures import FIXTURES, fixture
 
 RUN = FIXTURES / "codex" / "browse_and_refuse"

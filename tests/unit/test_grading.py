@@ -17,8 +17,8 @@ from agent_benchmarks.backends.claude_mcp import (
     McpSettings,
 )
 from agent_benchmarks.backends.mcp_servers import SERVERS
+from agent_benchmarks.isolation.process import ProcessResult
 from agent_benchmarks.records import DatasetSource, Manifest, PredictionRow, TaskInput, Usage
-from agent_benchmarks.runner.process import ProcessResult
 from agent_benchmarks.storage import PredictionsWriter
 from tests.fixtures import CLAUDE_CODE, fixture
 from tests.support import run_cli

@@ -15,8 +15,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from agent_benchmarks.runner import process
-from agent_benchmarks.runner.process import (
+from agent_benchmarks.isolation import process
+from agent_benchmarks.isolation.process import (
     MARKER_ENV,
     ProcessResult,
     ProcessSpec,

@@ -32,6 +32,7 @@ from agent_benchmarks.commands.scripts import gaia__native as gaia_main
 from agent_benchmarks.commands.scripts import localweb__native as localweb_main
 from agent_benchmarks.commands.scripts import webbench__grade as webbench_grade_main
 from agent_benchmarks.commands.scripts import webbench__native as webbench_main
+from agent_benchmarks.isolation.process import ProcessResult, ProcessSpec
 from agent_benchmarks.localweb.models import (
     API_KEY,
     Conversation,
@@ -47,7 +48,6 @@ from agent_benchmarks.runner.engine import AttemptRunner, execute
 from agent_benchmarks.runner.executor import LocalPool
 from agent_benchmarks.runner.launch import merge_learned
 from agent_benchmarks.runner.plan import AttemptKey, plan_attempts
-from agent_benchmarks.runner.process import ProcessResult, ProcessSpec
 from agent_benchmarks.runner.progress import RunProgress
 from agent_benchmarks.runner.session import TaskSession
 from tests.support import ASSISTANTBENCH_ROWS, write_jsonl

@@ -15,15 +15,15 @@ from pathlib import Path
 
 import psutil
 
-from agent_benchmarks.runner.engine import execute
-from agent_benchmarks.runner.executor import LocalPool
-from agent_benchmarks.runner.plan import AttemptKey
-from agent_benchmarks.runner.scratch import (
+from agent_benchmarks.isolation.scratch import (
     PREFIX,
     new_attempt_tmpdir,
     run_key,
     sweep_attempt_tmpdirs,
 )
+from agent_benchmarks.runner.engine import execute
+from agent_benchmarks.runner.executor import LocalPool
+from agent_benchmarks.runner.plan import AttemptKey
 from tests.unit.test_runner import PythonBackend, _runner
 
 # The agent reports the TMPDIR it was given and fills it: a file, a nested folder, a socket

@@ -12,11 +12,11 @@ import pytest
 
 from agent_benchmarks.commands.args import add_options_args, options_values
 from agent_benchmarks.errors import InputError
+from agent_benchmarks.isolation.scratch import AttemptTempFolders
 from agent_benchmarks.records import Manifest, PredictionRow
 from agent_benchmarks.runner.engine import Lane, execute_lanes
 from agent_benchmarks.runner.executor import LocalPool
 from agent_benchmarks.runner.plan import AttemptKey
-from agent_benchmarks.runner.scratch import AttemptTempFolders
 from agent_benchmarks.spec import ExecutorSpec, Options, RunSpec, SelectionSpec, option
 from agent_benchmarks.storage import PredictionsStream
 from agent_benchmarks.suite import backend_kinds, get_backend, get_suite, suite_names

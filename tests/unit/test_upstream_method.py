@@ -22,6 +22,7 @@ from agent_benchmarks.backends.lightpanda import (
     LightpandaConfig,
     resolve_search_engine,
 )
+from agent_benchmarks.isolation.process import ProcessResult, ProcessSpec
 from agent_benchmarks.localweb import SUITE as LOCALWEB
 from agent_benchmarks.pricing import load_price_table
 from agent_benchmarks.prompts import (
@@ -37,7 +38,6 @@ from agent_benchmarks.prompts import (
 from agent_benchmarks.records import Task, TaskInput, Usage
 from agent_benchmarks.runner.engine import AttemptRunner
 from agent_benchmarks.runner.plan import AttemptKey
-from agent_benchmarks.runner.process import ProcessResult, ProcessSpec
 from agent_benchmarks.runner.session import TaskSession
 from agent_benchmarks.webbench import SUITE as WEBBENCH
 

@@ -49,9 +49,8 @@ import os
 import re
 import shutil
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -61,7 +60,6 @@ from pydantic import BaseModel, ConfigDict
 from agent_benchmarks.attachments import message_attachments
 from agent_benchmarks.backends.base import (
     AgentOutcome,
-    Backend,
     BackendDef,
     BuildRequest,
     PreparedTask,
@@ -82,12 +80,11 @@ from agent_benchmarks.backends.web_routing import (
 )
 from agent_benchmarks.environ import current as current_environment
 from agent_benchmarks.errors import InputError
-from agent_benchmarks.prompts import RESEARCH_ANSWER_ONLY, STANDARD, SuitePrompt
+from agent_benchmarks.isolation.process import ProcessResult, ProcessSpec
+from agent_benchmarks.prompts import RESEARCH_ANSWER_ONLY, SuitePrompt
 from agent_benchmarks.provenance import utc_stamp
-from agent_benchmarks.records import Mode, ToolCall, Usage
+from agent_benchmarks.records import ToolCall, Usage
 from agent_benchmarks.redact import redact_text
-from agent_benchmarks.runner.process import ProcessResult, ProcessSpec
-from agent_benchmarks.runner.session import TaskSession, dataset_session
 from agent_benchmarks.search import SEARCH_SETTINGS
 from agent_benchmarks.spec import Options, RunSpec, option
 from agent_benchmarks.suite import SuiteDef
@@ -634,21 +631,6 @@ def chat_prompt(suite: SuiteDef) -> SuitePrompt:
     return suite.prompt
 
 
-@contextmanager
-def chat_session(
-    suite: SuiteDef,
-    spec: RunSpec,
-    mode: Mode,
-    scripted_model: str | None,
-    backend: Backend,
-) -> Iterator[TaskSession]:
-    """The dataset suites' session: the prompt of :func:`chat_prompt` for ``--prompt
-    standard``, else the named variant of the suite's own prompt."""
-    chat_suite = replace(suite, prompt=chat_prompt(suite)) if spec.prompt == STANDARD else suite
-    with dataset_session(chat_suite, spec, mode, scripted_model, backend) as session:
-        yield session
-
-
 # --- the command line -------------------------------------------------------------------------
 
 
@@ -869,5 +851,5 @@ DEFINITION = BackendDef(
     user_agent=True,
     isolation="fresh browser, HOME and agent-browser daemon per attempt (upstream: one "
     "session per worker, reused across tasks)",
-    dataset_session="agent_benchmarks.backends.agent_browser_chat:chat_session",
+    dataset_prompt=chat_prompt,
 )

@@ -52,7 +52,7 @@ from typing import Any
 
 import psutil
 
-from agent_benchmarks.runner.reaping import (
+from agent_benchmarks.isolation.reaping import (
     become_subreaper,
     kill_descendants,
     wait_descendants_gone,

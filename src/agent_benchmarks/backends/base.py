@@ -19,8 +19,9 @@ from agent_benchmarks.records import Status, TaskInput, ToolCall, Usage
 from agent_benchmarks.spec import Options, RunSpec
 from agent_benchmarks.web.service import AttemptWeb
 
-if TYPE_CHECKING:  # the engine's process types; importing them here would be circular
-    from agent_benchmarks.runner.process import ProcessResult, ProcessSpec
+if TYPE_CHECKING:  # annotations only: a backend's module imports what it runs with
+    from agent_benchmarks.isolation.process import ProcessResult, ProcessSpec
+    from agent_benchmarks.prompts import SuitePrompt
     from agent_benchmarks.suite import SuiteDef
 
 
@@ -40,7 +41,7 @@ class PreparedTask:
     block_urls: tuple[str, ...] = ()
     workdir: Path = Path(".")
     # The attempt's private temp folder (its programs' TMPDIR, sockets), removed when the
-    # attempt ends; the engine sets it (runner/scratch.py).
+    # attempt ends; the engine sets it (isolation/scratch.py).
     tmpdir: Path = Path("/nonexistent-tmpdir")
     # What the suite did to get here (attachments handling, the episode's site prefix).
     details: dict[str, Any] = field(default_factory=dict)
@@ -189,9 +190,10 @@ class BackendDef:
     inform: Callable[[BuildRequest], int | None] | None = None
     # Whether a suite's retry_empty_once applies to this runner (upstream did it natively).
     empty_retry: bool = False
-    # "module:function" of the session factory the dataset suites run with on this runner
-    # (agent-browser chat's own prompt); None: the runner's default session.
-    dataset_session: str | None = None
+    # The prompt the dataset suites run with on this runner under --prompt standard
+    # (agent-browser chat: the answer alone); None: the suite's own. A named variant is
+    # always the suite's.
+    dataset_prompt: Callable[[SuiteDef], SuitePrompt] | None = None
 
     def timeout_for(self, suite: SuiteDef) -> float:
         if self.default_timeout_s is None:

@@ -32,9 +32,9 @@ from agent_benchmarks.backends.web_routing import LIGHTPANDA_WEB_ROUTING, lightp
 from agent_benchmarks.datasets import sha256_file
 from agent_benchmarks.environ import current as current_environment
 from agent_benchmarks.errors import InputError
+from agent_benchmarks.isolation.process import ProcessResult, ProcessSpec
 from agent_benchmarks.provenance import default_run_dir
 from agent_benchmarks.records import ToolCall
-from agent_benchmarks.runner.process import ProcessResult, ProcessSpec
 from agent_benchmarks.search import (
     BASE_URL_ENV,
     CREDITS_PER_DEPTH,

@@ -10,10 +10,10 @@ The pieces, from the outside in:
 * :mod:`.engine`: one attempt to one row (:class:`AttemptRunner`), and the loop that
   writes rows as attempts finish (:func:`execute`);
 * :mod:`.executor`: where attempts run (:class:`Executor`, :class:`LocalPool`);
-* :mod:`.process`: one agent process in its own process group, with a timeout, a memory
-  cap and no survivors (:func:`run_process`);
-* :mod:`.progress`: the bar, or one line per attempt when not on a terminal;
-* :mod:`.reaping` and :mod:`.scratch`: what an attempt leaves behind, collected.
+* :mod:`.progress`: the bar, or one line per attempt when not on a terminal.
+
+An attempt's agent process, and everything it leaves, is :mod:`agent_benchmarks.isolation`'s
+(below the backends, which start their programs through it).
 
 Import the module you need: this package imports none of them, so that a process needing
 one piece (an attempt's driver, which only reaps) does not load the engine, rich and

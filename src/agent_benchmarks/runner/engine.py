@@ -2,8 +2,9 @@
 
 One attempt is: the suite prepares the task (:class:`~.session.TaskSession`), the backend
 names the process (:class:`~agent_benchmarks.backends.base.Backend`), the process runs in
-its own process group under the timeout and memory cap (:mod:`.process`), the backend reads
-what it left, and the engine writes exactly one row. Rows are written by the main thread
+its own process group under the timeout and memory cap
+(:mod:`~agent_benchmarks.isolation.process`), the backend reads what it left, and the
+engine writes exactly one row. Rows are written by the main thread
 only, whole and fsynced, as attempts finish; a row is the attempt's completion mark, so a
 crash at any point leaves a run that ``--resume`` completes.
 
@@ -32,14 +33,14 @@ from typing import Any
 from rich.console import Console
 
 from agent_benchmarks.backends.base import AgentOutcome, Backend, PreparedTask
+from agent_benchmarks.isolation.process import AttemptNotBegun, ProcessResult, run_process
+from agent_benchmarks.isolation.scratch import AttemptTempFolders, sweep_attempt_tmpdirs
 from agent_benchmarks.pricing import PriceTable
 from agent_benchmarks.records import PredictionRow, Status, Task, ToolCall
 from agent_benchmarks.redact import redact_text
 from agent_benchmarks.runner.executor import Executor, ProcessLauncher
 from agent_benchmarks.runner.plan import AttemptKey
-from agent_benchmarks.runner.process import AttemptNotBegun, ProcessResult, run_process
 from agent_benchmarks.runner.progress import RunProgress
-from agent_benchmarks.runner.scratch import AttemptTempFolders, sweep_attempt_tmpdirs
 from agent_benchmarks.runner.session import TaskSession
 from agent_benchmarks.storage import PredictionsWriter
 from agent_benchmarks.web.service import AttemptWeb, ProxyFailed, WebProxy, web_details

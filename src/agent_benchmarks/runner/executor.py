@@ -18,9 +18,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol
 
-from agent_benchmarks.records import PredictionRow
-from agent_benchmarks.runner.plan import AttemptKey
-from agent_benchmarks.runner.process import (
+from agent_benchmarks.isolation.process import (
     AttemptNotBegun,
     ProcessResult,
     ProcessSpec,
@@ -28,6 +26,8 @@ from agent_benchmarks.runner.process import (
     Slots,
     run_process,
 )
+from agent_benchmarks.records import PredictionRow
+from agent_benchmarks.runner.plan import AttemptKey
 
 # Runs one attempt's agent process to its end (the event: kill it now).
 ProcessLauncher = Callable[[ProcessSpec, threading.Event], ProcessResult]

@@ -33,6 +33,7 @@ from agent_benchmarks.datasets import (
     sha256_file,
 )
 from agent_benchmarks.errors import InputError
+from agent_benchmarks.isolation.process import memory_cap_method
 from agent_benchmarks.pricing import PriceTable, load_price_table
 from agent_benchmarks.prompts import PROMPT_NAMES, STANDARD, default_prompt_name, prompt_variant
 from agent_benchmarks.provenance import build_manifest, git_state, utc_now
@@ -41,8 +42,12 @@ from agent_benchmarks.redact import redact_argv
 from agent_benchmarks.runner.engine import AttemptRunner, RunOutcome
 from agent_benchmarks.runner.executor import Executor, LocalPool
 from agent_benchmarks.runner.plan import Plan, plan_attempts
-from agent_benchmarks.runner.process import memory_cap_method
-from agent_benchmarks.runner.session import SessionFactory, TaskSession, dataset_session
+from agent_benchmarks.runner.session import (
+    SessionFactory,
+    TaskSession,
+    dataset_session,
+    prompted_session,
+)
 from agent_benchmarks.scoring.scorecard import Grader, grade_and_report, read_manifest
 from agent_benchmarks.spec import RUN_FIELDS, NoOptions, Options, RunSpec
 from agent_benchmarks.storage import PredictionsStream, current_task_id, write_json_atomic
@@ -308,8 +313,8 @@ def session_factory(prepared: PreparedRun) -> SessionFactory:
     dataset suites (agent-browser chat's prompt), else the dataset session."""
     if prepared.suite.session is not None:
         return load_ref(prepared.suite.session)
-    if prepared.definition.dataset_session is not None:
-        return load_ref(prepared.definition.dataset_session)
+    if prepared.definition.dataset_prompt is not None:
+        return prompted_session(prepared.definition.dataset_prompt)
     return dataset_session
 
 

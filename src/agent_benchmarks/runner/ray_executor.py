@@ -47,8 +47,8 @@ from pathlib import Path
 from typing import Any
 
 from agent_benchmarks.errors import InputError
+from agent_benchmarks.isolation.process import ProcessResult, ProcessSpec, Slot, run_process
 from agent_benchmarks.runner.executor import LocalPool, ProcessLauncher
-from agent_benchmarks.runner.process import ProcessResult, ProcessSpec, Slot, run_process
 
 # Ray's uv hook would make every worker `uv run` an upload of the driver's working folder;
 # the nodes run the node image instead (see the module's docstring).
@@ -125,7 +125,7 @@ def _guard(marker: str, staging: Path) -> subprocess.Popen[bytes]:
     attempt's staging folder."""
     code = (
         "import os, shutil, sys, time\n"
-        "from agent_benchmarks.runner.process import kill_strays\n"
+        "from agent_benchmarks.isolation.process import kill_strays\n"
         "parent = int(sys.argv[1])\n"
         "while os.getppid() == parent:\n"
         "    time.sleep(0.5)\n"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from agent_benchmarks.answers import extract_answer, extract_plain_answer
 from agent_benchmarks.attachments import prepare_attachment
 from agent_benchmarks.backends.base import AgentOutcome, Backend, PreparedTask
 from agent_benchmarks.errors import InputError
-from agent_benchmarks.prompts import STANDARD, prompt_variant
+from agent_benchmarks.prompts import STANDARD, SuitePrompt, prompt_variant
 from agent_benchmarks.records import Mode, Task
 from agent_benchmarks.runner.plan import AttemptKey
 from agent_benchmarks.spec import RunSpec
@@ -123,6 +124,23 @@ def dataset_session(
         block_answer_sources=bool(spec.block_answer_sources),
         prompt_name=spec.prompt or STANDARD,
     )
+
+
+def prompted_session(prompt_for: Callable[[SuiteDef], SuitePrompt]) -> SessionFactory:
+    """The dataset session with a runner's own prompt under ``--prompt standard``
+    (:attr:`~agent_benchmarks.backends.base.BackendDef.dataset_prompt`); a named variant
+    stays the suite's."""
+
+    @contextmanager
+    def session(
+        suite: SuiteDef, spec: RunSpec, mode: Mode, scripted_model: str | None, backend: Backend
+    ) -> Iterator[TaskSession]:
+        if spec.prompt == STANDARD:
+            suite = replace(suite, prompt=prompt_for(suite))
+        with dataset_session(suite, spec, mode, scripted_model, backend) as opened:
+            yield opened
+
+    return session
 
 
 def read_system_prompt(path: str | None) -> str | None:

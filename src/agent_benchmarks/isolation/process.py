@@ -87,7 +87,7 @@ class ProcessSpec:
     timeout_s: float | None  # wall clock; None = no limit
     memory_max_mb: int | None = None
     stdin_text: str | None = None  # None -> stdin is /dev/null
-    # The attempt's private TMPDIR when its owner made it (the engine: runner/scratch.py)
+    # The attempt's private TMPDIR when its owner made it (the engine: isolation/scratch.py)
     # and removes it; None -> run_process makes one and removes it itself.
     tmpdir: Path | None = None
     # The attempt's folder (what it is given and what it leaves): a remote executor ships it
