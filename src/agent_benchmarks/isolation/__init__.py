@@ -8,5 +8,6 @@
 * :mod:`.scratch`: each attempt's private temp folder.
 
 Below the backends and the runner, which both use it; it imports neither. Import the
-module you need: this package imports none of them.
+module you need: this package imports none of them, so that a process needing one piece
+(an attempt's driver, which only reaps) does not load the rest with it.
 """

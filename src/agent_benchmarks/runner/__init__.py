@@ -15,7 +15,5 @@ The pieces, from the outside in:
 An attempt's agent process, and everything it leaves, is :mod:`agent_benchmarks.isolation`'s
 (below the backends, which start their programs through it).
 
-Import the module you need: this package imports none of them, so that a process needing
-one piece (an attempt's driver, which only reaps) does not load the engine, rich and
-pydantic with it.
+Import the module you need: this package imports none of them.
 """
