@@ -4,9 +4,9 @@ One attempt is: the suite prepares the task (:class:`~.session.TaskSession`), th
 names the process (:class:`~agent_benchmarks.backends.base.Backend`), the process runs in
 its own process group under the timeout and memory cap
 (:mod:`~agent_benchmarks.isolation.process`), the backend reads what it left, and the
-engine writes exactly one row. Rows are written by the main thread
-only, whole and fsynced, as attempts finish; a row is the attempt's completion mark, so a
-crash at any point leaves a run that ``--resume`` completes.
+engine writes exactly one row. Rows are written by the main thread only, whole and
+fsynced, as attempts finish; a row is the attempt's completion mark, so a crash at any
+point leaves a run that ``--resume`` completes.
 
 Ctrl-C once: start no more attempts, let the running ones finish. Twice (or SIGTERM): kill
 the running ones; their rows say ``interrupted`` and resume retries them.
