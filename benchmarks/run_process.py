@@ -2,7 +2,8 @@
 and the runner's own memory at 16 workers.
 
     uv run python benchmarks/run_process.py [--parts help,run,rss] [--tasks N]
-        [--rounds R] [--help-rounds R] [--upstream SRC] [--baseline FILE] [--record FILE]
+        [--workers N] [--phases | --ours-without GUARANTEES] [--rounds R] [--help-rounds R]
+        [--upstream SRC] [--baseline FILE] [--record FILE]
 
     # offline, from the mirror:
     uv run python benchmarks/run_process.py \
@@ -13,10 +14,11 @@ Three parts, each A B A B:
 * ``help``: ``SCRIPT --help`` of six console scripts both harnesses have, median of
   ``--help-rounds`` (default 5): what importing a command costs before it does anything.
 * ``run``: ``webbench-run`` on the WebBench READ tasks (all 1,637, or the first ``--tasks``)
-  with 4 workers, the same lightpanda binary (the ``lightpanda`` package's) and one scripted
-  model server in this process that answers every request at once, so the agent processes
-  take tens of milliseconds and the harness's own work per attempt shows. Both read the
-  same tasks: ours its bundled CSV (``--sample-per-site all``), upstream its bundled JSONL.
+  with 4 workers (``--workers``), the same lightpanda binary (the ``lightpanda`` package's)
+  and one scripted model server in this process that answers every request at once, so the
+  agent processes take tens of milliseconds and the harness's own work per attempt shows.
+  Both read the same tasks: ours its bundled CSV (``--sample-per-site all``), upstream its
+  bundled JSONL.
   No grading (``--no-grade``). Printed: wall time launch to exit, the runner's own peak
   RSS, the runner's own CPU time (its threads', user and system, from /proc/PID/stat
   polled every 5 ms: the agents' CPU excluded, so it is the harness's work, start-up
@@ -45,6 +47,19 @@ on tmpfs, which leaves the disk out of the comparison.
 
 Upstream runs uncapped here, so ``--ours-memory-max-mb 0`` gives the like-for-like figure;
 the default compares our capped runs with its uncapped ones.
+
+``--phases`` runs ours through ``benchmarks/phase_timer.py``, which counts the CPU time of
+each phase of its attempts in the thread running it (``time.thread_time``: waiting is not
+counted), and prints them per attempt: the sweep, the fsync, the scrub, the private temp
+folder (guarantees upstream's runner does not have), the attempt folder, the trace read and
+the typed row (records it does not keep), and the work both do (the spawn, watching the
+agent, the row's write, the slots, the command). Beside them, the runner's whole CPU per
+attempt and the sum of the phases upstream's runner has none of, both against upstream's
+whole runner CPU per attempt (its start-up included, which only makes it larger): when
+that sum alone is above it, ours cannot match upstream's wall time on a machine the agents
+keep busy without giving up one of them. Its timers are in ours' figures of that run.
+
+``--workers N`` sets the run part's workers (default 4).
 
 ``--ours-without fsync,sweep,scrub`` (any of them) is an ablation: ours runs through
 ``benchmarks/ablate.py`` with those per-attempt guarantees patched out (no fsync per row,
@@ -120,6 +135,8 @@ class WebBenchRuns:
         self.utilisation: dict[int, list[float]] = {}
         # (side, workers) -> per run: agent seconds ÷ (command wall × workers)
         self.command_utilisation: dict[tuple[str, int], list[float]] = {}
+        # workers -> per run of ours with --phases: phase_timer.py's report
+        self.phases: dict[int, list[dict]] = {}
 
     def _out_dir(self, side: str, workers: int) -> Path:
         self.count += 1
@@ -129,7 +146,7 @@ class WebBenchRuns:
         def run() -> Measurement:
             out = self._out_dir("ours", workers)
             argv = [
-                *self._ablated(),
+                *self._wrapper(),
                 str(OURS_BIN / "webbench-run"),
                 "--dataset-file",
                 str(WEBBENCH_CSV),
@@ -156,8 +173,14 @@ class WebBenchRuns:
                 argv += ["--limit", str(self.args.tasks)]
             if self.args.ours_memory_max_mb is not None:
                 argv += ["--memory-max-mb", str(self.args.ours_memory_max_mb)]
-            m = run_measured(argv, env=ours_env(OPENAI_API_KEY=API_KEY), own_memory=True, cwd=REPO)
+            env = ours_env(OPENAI_API_KEY=API_KEY)
+            phases_file = self.tmp / f"phases-{self.count}.json"
+            if self.args.phases:
+                env["PHASES_OUT"] = str(phases_file)
+            m = run_measured(argv, env=env, own_memory=True, cwd=REPO)
             m.check("webbench-run (ours)")
+            if self.args.phases:
+                self.phases.setdefault(workers, []).append(json.loads(phases_file.read_text()))
             answered = sum(1 for row in _rows(out) if row.get("status") == "ok")
             self._expect(answered, out)
             session = Manifest.model_validate_json((out / "manifest.json").read_text()).sessions[-1]
@@ -172,11 +195,15 @@ class WebBenchRuns:
 
         return run
 
-    def _ablated(self) -> list[str]:
-        """With --ours-without, ours runs through benchmarks/ablate.py."""
-        if not self.args.ours_without:
-            return []
-        return [sys.executable, str(Path(__file__).with_name("ablate.py")), self.args.ours_without]
+    def _wrapper(self) -> list[str]:
+        """With --ours-without, ours runs through benchmarks/ablate.py; with --phases,
+        through benchmarks/phase_timer.py."""
+        here = Path(__file__).parent
+        if self.args.ours_without:
+            return [sys.executable, str(here / "ablate.py"), self.args.ours_without]
+        if self.args.phases:
+            return [sys.executable, str(here / "phase_timer.py")]
+        return []
 
     def upstream(self, upstream: Upstream, workers: int):
         def run() -> Measurement:
@@ -230,6 +257,60 @@ def _rows(run_dir: Path) -> list[dict]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
+def phase_figures(reports: list[dict], attempts: int, upstream_cpu_s: float | None) -> list[Figure]:
+    """Each phase's CPU per attempt (the median over ours' runs), the rest of the runner's
+    CPU after its start-up, and the phases upstream's runner does not have at all beside
+    the whole of upstream's runner CPU per attempt (its start-up included)."""
+    from phase_timer import PHASES
+
+    def per_attempt_ms(seconds: list[float]) -> float:
+        return median(seconds) / attempts * 1000
+
+    figures = []
+    for name, kind in PHASES.items():
+        spent = [r["phases"][name]["cpu_s"] for r in reports]
+        figures.append(Figure(f"  {name}", "ms", per_attempt_ms(spent), note=kind))
+    after_startup = [r["process_cpu_s"] - (r["startup_cpu_s"] or 0.0) for r in reports]
+    in_phases = [sum(p["cpu_s"] for p in r["phases"].values()) for r in reports]
+    figures.append(
+        Figure(
+            "  the rest (the attempt threads' other work, the main thread)",
+            "ms",
+            per_attempt_ms([a - p for a, p in zip(after_startup, in_phases, strict=True)]),
+        )
+    )
+    upstream_ms = None if upstream_cpu_s is None else upstream_cpu_s / attempts * 1000
+    figures.append(
+        Figure(
+            "the runner's CPU per attempt (upstream's: start-up included)",
+            "ms",
+            per_attempt_ms(after_startup),
+            upstream_ms,
+        )
+    )
+    missing = [
+        sum(r["phases"][name]["cpu_s"] for name, kind in PHASES.items() if kind != "common")
+        for r in reports
+    ]
+    figures.append(
+        Figure(
+            "the phases upstream's runner has none of (guarantee, record), beside all of it",
+            "ms",
+            per_attempt_ms(missing),
+            upstream_ms,
+            note="above 1.00x: ours would be slower were all its other work free",
+        )
+    )
+    figures.append(
+        Figure(
+            "the start-up (launch to the first attempt)",
+            "s",
+            median([r["startup_cpu_s"] or 0.0 for r in reports]),
+        )
+    )
+    return figures
+
+
 def help_figures(args, upstream: Upstream | None, baseline) -> list[Figure]:
     title = "start-up: SCRIPT --help"
     figures = []
@@ -271,6 +352,12 @@ def main() -> int:
     parser.add_argument(
         "--tasks", type=positive, help="only the first N WebBench tasks (all 1,637)"
     )
+    parser.add_argument(
+        "--workers",
+        type=positive,
+        default=4,
+        help="the run part's workers (default 4; the rss part always runs 16)",
+    )
     parser.add_argument("--help-rounds", type=positive, default=5, help="--help rounds (default 5)")
     parser.add_argument("--ours-memory-max-mb", type=int, help="our runner's --memory-max-mb")
     parser.add_argument(
@@ -280,9 +367,17 @@ def main() -> int:
         help="an ablation: ours with some of fsync,sweep,scrub patched out "
         "(benchmarks/ablate.py), to measure what they cost",
     )
+    parser.add_argument(
+        "--phases",
+        action="store_true",
+        help="ours runs through benchmarks/phase_timer.py and the CPU of each phase of its "
+        "attempts is printed (a measurement: its timers are in ours' figures)",
+    )
     add_report_args(parser)
     add_upstream_args(parser)
     args = parser.parse_args()
+    if args.phases and args.ours_without:
+        parser.error("--phases and --ours-without measure different runners: choose one")
 
     upstream, baseline = upstream_or_baseline(args)
     report = start_report("benchmarks/run_process.py", upstream, baseline)
@@ -299,7 +394,9 @@ def main() -> int:
         note = "upstream without its memory cap (systemd-run fails here)"
         if args.ours_without:
             note += f"; ours WITHOUT {args.ours_without} (an ablation, not a result)"
-        for part, workers in (("run", 4), ("rss", 16)):
+        if args.phases:
+            note += "; ours timed phase by phase (benchmarks/phase_timer.py)"
+        for part, workers in (("run", args.workers), ("rss", 16)):
             if part not in args.parts:
                 continue
             title = f"webbench-run, {tasks} instant tasks, {workers} workers"
@@ -337,6 +434,14 @@ def main() -> int:
                     )
                 )
             report.add(title, figures)
+            if runs.phases.get(workers):
+                upstream_cpu = next(
+                    (f.upstream for f in figures if f.label == "webbench-run: own CPU"), None
+                )
+                report.add(
+                    f"{title}: our runner's CPU per attempt, by phase",
+                    phase_figures(runs.phases[workers], args.tasks or 1637, upstream_cpu),
+                )
     report.finish(args.record)
     return 0
 

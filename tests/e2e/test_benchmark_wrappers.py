@@ -1,0 +1,89 @@
+"""The wrappers benchmarks/run_process.py runs our ``webbench-run`` through, on the real
+console script and the real ``lightpanda agent`` (a scripted model): each must still find
+every function it wraps in today's code and run the command to its end, or the figures it
+exists for silently stop being measured."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent_benchmarks.localweb.models import (
+    API_KEY,
+    FinalAnswer,
+    ScriptedModelServer,
+    ScriptedPolicy,
+)
+from tests.support import REPO, lightpanda_binary, read_rows
+
+pytestmark = pytest.mark.e2e
+MODEL = "scripted-wrappers"
+TASKS = 3
+WEBBENCH_CSV = REPO / "src" / "agent_benchmarks" / "webbench" / "data" / "webbench_read.csv"
+
+
+def _run_through(wrapper: list[str], run_dir: Path, env: dict[str, str]):
+    policy = ScriptedPolicy([FinalAnswer("Three items are listed.")])
+    with ScriptedModelServer(lambda task_id: policy, models=[MODEL]) as server:
+        return subprocess.run(
+            [
+                sys.executable,
+                *wrapper,
+                str(Path(sys.executable).parent / "webbench-run"),
+                *("--dataset-file", str(WEBBENCH_CSV), "--sample-per-site", "all"),
+                *("--limit", str(TASKS), "--workers", "2", "--no-grade", "--scaffold"),
+                *("--provider", "openai_compatible", "--model", MODEL),
+                *("--base-url", server.base_url(), "--lightpanda", lightpanda_binary()),
+                # Uncapped, as run_process.py's like-for-like runs: the sweep reads /proc.
+                *("--memory-max-mb", "0", "--out-dir", str(run_dir)),
+            ],
+            capture_output=True,
+            text=True,
+            env={"PATH": "/usr/bin:/bin", "HOME": str(run_dir.parent), **env},
+            cwd=REPO,
+            timeout=120,
+        )
+
+
+def test_phase_timer_counts_every_phase_of_every_attempt(tmp_path: Path) -> None:
+    out = tmp_path / "phases.json"
+    run_dir = tmp_path / "run"
+    proc = _run_through(
+        [str(REPO / "benchmarks" / "phase_timer.py")],
+        run_dir,
+        {"OPENAI_API_KEY": API_KEY, "PHASES_OUT": str(out)},
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert [row.status for row in read_rows(run_dir)] == ["ok"] * TASKS
+    report = json.loads(out.read_text())
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        from phase_timer import PHASES
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+    assert set(report["phases"]) == set(PHASES)
+    # Each phase ran once per attempt at least (the slots, the temp folder and the command
+    # are two calls each; Popen also ran `lightpanda version`; the manifest is fsynced too).
+    for name, counted in report["phases"].items():
+        assert counted["calls"] >= TASKS, (name, counted)
+        assert counted["cpu_s"] >= 0, (name, counted)
+    assert report["phases"]["the typed, redacted row"]["calls"] == TASKS
+    assert report["phases"]["the slots"]["calls"] == 2 * TASKS
+    assert 0 < report["startup_cpu_s"] < report["process_cpu_s"]
+    in_phases = sum(counted["cpu_s"] for counted in report["phases"].values())
+    assert in_phases < report["process_cpu_s"] - report["startup_cpu_s"]
+
+
+def test_ablate_runs_the_command_without_its_guarantees(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    proc = _run_through(
+        [str(REPO / "benchmarks" / "ablate.py"), "fsync,sweep,scrub"],
+        run_dir,
+        {"OPENAI_API_KEY": API_KEY},
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert [row.status for row in read_rows(run_dir)] == ["ok"] * TASKS
