@@ -5,8 +5,10 @@ for benchmarks/run_process.py ``--phases`` (a measurement, never a mode of the h
 
 Each phase's function is wrapped to add the CPU time of the thread running it
 (``time.thread_time``, so the time a thread waits, for a slot or for its agent, is not
-counted) and its calls to a total. At exit FILE gets, as JSON: those totals, the process's
-CPU time (all threads) when the engine started (the start-up) and at exit.
+counted) and its calls to a total, from the moment the engine starts (the start-up's own
+folders and its ``lightpanda version`` are no attempt's). At exit FILE gets, as JSON: those
+totals, the process's CPU time (all threads) when the engine started (the start-up) and at
+exit.
 
 Every phase is the CPU the runner spends in it; what it calls that is listed too (the row's
 fsync inside its write) is taken out of the caller's figure, so the phases do not overlap.
@@ -56,7 +58,7 @@ PHASES = {
 _totals: dict[str, list[float]] = {name: [0.0, 0] for name in PHASES}
 _lock = threading.Lock()
 _inner = threading.local()  # CPU time counted by nested phases of the running one
-_startup_cpu_s: list[float] = []
+_startup_cpu_s: list[float] = []  # set as the engine starts: only then are phases counted
 
 
 def _timed(name: str, function):
@@ -71,10 +73,11 @@ def _timed(name: str, function):
             spent = time.thread_time() - started
             nested = _inner.seconds
             _inner.seconds = outer + spent
-            with _lock:
-                total = _totals[name]
-                total[0] += spent - nested
-                total[1] += 1
+            if _startup_cpu_s:  # the start-up's own mkdir and Popen are not an attempt's
+                with _lock:
+                    total = _totals[name]
+                    total[0] += spent - nested
+                    total[1] += 1
 
     return timed
 

@@ -97,6 +97,7 @@ from measuring import (
     start_report,
     upstream_or_baseline,
 )
+from phase_timer import PHASES
 from upstream_env import Upstream, add_upstream_args
 
 from agent_benchmarks.localweb.models import (
@@ -261,7 +262,6 @@ def phase_figures(reports: list[dict], attempts: int, upstream_cpu_s: float | No
     """Each phase's CPU per attempt (the median over ours' runs), the rest of the runner's
     CPU after its start-up, and the phases upstream's runner does not have at all beside
     the whole of upstream's runner CPU per attempt (its start-up included)."""
-    from phase_timer import PHASES
 
     def per_attempt_ms(seconds: list[float]) -> float:
         return median(seconds) / attempts * 1000
