@@ -32,11 +32,13 @@ from agent_benchmarks.backends import lightpanda
 from agent_benchmarks.isolation import process, scratch
 from agent_benchmarks.runner import engine, executor, progress
 
-# (what it is, the phase): "guarantee" and "record" are work upstream's runner does not do
+# (the phase, what it is): "guarantee" and "record" are work upstream's runner does not do
 # (it keeps no trace file, kills nothing after an attempt, redacts nothing and does not
-# fsync); "common" is work both runners do.
+# fsync); "common" is work both runners do; "cap" is our memory cap's, which upstream's has
+# only where systemd-run works (not on this machine), in the form of a systemd-run per attempt.
 PHASES = {
     "the sweep: reading /proc": "guarantee",
+    "the sweep: the cgroup's members": "guarantee",
     "the sweep: the rest (the group's kill)": "guarantee",
     "the fsync of each row": "guarantee",
     "the scrub of the attempt folder": "guarantee",
@@ -53,6 +55,7 @@ PHASES = {
     "the rest of running the process (environment, pidfd, pipes)": "common",
     "the agent's outcome without its trace (stdout, usage)": "common",
     "the answer (session)": "common",
+    "the memory cap's cgroup (made, its OOM count read, removed)": "cap",
 }
 
 _totals: dict[str, list[float]] = {name: [0.0, 0] for name in PHASES}
@@ -87,6 +90,12 @@ def _patch() -> None:
         "the sweep: the rest (the group's kill)", process._kill_leftovers
     )
     process._marked_pids = _timed("the sweep: reading /proc", process._marked_pids)
+    cgroup = process._AttemptCgroup
+    cgroup.kill_members = _timed("the sweep: the cgroup's members", cgroup.kill_members)  # type: ignore[method-assign]
+    name = "the memory cap's cgroup (made, its OOM count read, removed)"
+    cgroup.create = classmethod(_timed(name, cgroup.create.__func__))  # type: ignore[method-assign]
+    cgroup.oom_kills = _timed(name, cgroup.oom_kills)  # type: ignore[method-assign]
+    cgroup.remove = _timed(name, cgroup.remove)  # type: ignore[method-assign]
     storage.os.fsync = _timed("the fsync of each row", os.fsync)
     engine.scrub_secrets = _timed("the scrub of the attempt folder", engine.scrub_secrets)
     folders = scratch.AttemptTempFolders

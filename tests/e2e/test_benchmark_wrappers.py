@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_benchmarks.isolation.process import CGROUP_V1, CGROUP_V2, memory_cap_method
 from agent_benchmarks.localweb.models import (
     API_KEY,
     FinalAnswer,
@@ -26,7 +27,9 @@ TASKS = 3
 WEBBENCH_CSV = REPO / "src" / "agent_benchmarks" / "webbench" / "data" / "webbench_read.csv"
 
 
-def _run_through(wrapper: list[str], run_dir: Path, env: dict[str, str]):
+def _run_through(
+    wrapper: list[str], run_dir: Path, env: dict[str, str], memory_max_mb: int = 0
+) -> subprocess.CompletedProcess[str]:
     policy = ScriptedPolicy([FinalAnswer("Three items are listed.")])
     with ScriptedModelServer(lambda task_id: policy, models=[MODEL]) as server:
         return subprocess.run(
@@ -38,8 +41,7 @@ def _run_through(wrapper: list[str], run_dir: Path, env: dict[str, str]):
                 *("--limit", str(TASKS), "--workers", "2", "--no-grade", "--scaffold"),
                 *("--provider", "openai_compatible", "--model", MODEL),
                 *("--base-url", server.base_url(), "--lightpanda", lightpanda_binary()),
-                # Uncapped, as run_process.py's like-for-like runs: the sweep reads /proc.
-                *("--memory-max-mb", "0", "--out-dir", str(run_dir)),
+                *("--memory-max-mb", str(memory_max_mb), "--out-dir", str(run_dir)),
             ],
             capture_output=True,
             text=True,
@@ -49,13 +51,15 @@ def _run_through(wrapper: list[str], run_dir: Path, env: dict[str, str]):
         )
 
 
-def test_phase_timer_counts_every_phase_of_every_attempt(tmp_path: Path) -> None:
+def _phases(tmp_path: Path, memory_max_mb: int) -> dict:
+    """The phase report of a run of TASKS attempts through phase_timer.py, its rows checked."""
     out = tmp_path / "phases.json"
     run_dir = tmp_path / "run"
     proc = _run_through(
         [str(REPO / "benchmarks" / "phase_timer.py")],
         run_dir,
         {"OPENAI_API_KEY": API_KEY, "PHASES_OUT": str(out)},
+        memory_max_mb,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert [row.status for row in read_rows(run_dir)] == ["ok"] * TASKS
@@ -66,18 +70,46 @@ def test_phase_timer_counts_every_phase_of_every_attempt(tmp_path: Path) -> None
     finally:
         sys.path.remove(str(REPO / "benchmarks"))
     assert set(report["phases"]) == set(PHASES)
-    # Each phase ran once per attempt at least (the slots, the temp folder and the command
-    # are two calls each; the manifest is fsynced too).
-    for name, counted in report["phases"].items():
-        assert counted["calls"] >= TASKS, (name, counted)
-        assert counted["cpu_s"] >= 0, (name, counted)
-    assert report["phases"]["the typed, redacted row"]["calls"] == TASKS
-    assert report["phases"]["the slots"]["calls"] == 2 * TASKS
-    # Counted from the engine's start: the start-up's `lightpanda version` is not an attempt.
-    assert report["phases"]["spawning the agent (Popen)"]["calls"] == TASKS
     assert 0 < report["startup_cpu_s"] < report["process_cpu_s"]
     in_phases = sum(counted["cpu_s"] for counted in report["phases"].values())
     assert in_phases < report["process_cpu_s"] - report["startup_cpu_s"]
+    return report["phases"]
+
+
+# What only one way of finding an attempt's processes does: the cap's cgroup, or /proc.
+CGROUP_ONLY = {
+    "the sweep: the cgroup's members",
+    "the memory cap's cgroup (made, its OOM count read, removed)",
+}
+PROC_ONLY = {"the sweep: reading /proc"}
+
+
+def test_phase_timer_counts_every_phase_of_every_attempt(tmp_path: Path) -> None:
+    """Uncapped (run_process.py's like-for-like runs): the sweep reads /proc."""
+    phases = _phases(tmp_path, memory_max_mb=0)
+    # Each phase ran once per attempt at least (the slots, the temp folder and the command
+    # are two calls each; the manifest is fsynced too).
+    for name, counted in phases.items():
+        if name in CGROUP_ONLY:
+            assert counted["calls"] == 0, (name, counted)
+        else:
+            assert counted["calls"] >= TASKS, (name, counted)
+        assert counted["cpu_s"] >= 0, (name, counted)
+    assert phases["the typed, redacted row"]["calls"] == TASKS
+    assert phases["the slots"]["calls"] == 2 * TASKS
+    # Counted from the engine's start: the start-up's `lightpanda version` is not an attempt.
+    assert phases["spawning the agent (Popen)"]["calls"] == TASKS
+
+
+def test_phase_timer_puts_the_memory_caps_work_in_its_own_phases(tmp_path: Path) -> None:
+    """Capped: under a cgroup its making and removal are the cap's phase and its members
+    are the sweep; under an rlimit (no usable cgroup) the sweep reads /proc as uncapped."""
+    phases = _phases(tmp_path, memory_max_mb=2048)
+    under_cgroup = memory_cap_method() in (CGROUP_V2, CGROUP_V1)
+    for name in CGROUP_ONLY:
+        assert (phases[name]["calls"] >= TASKS) is under_cgroup, (name, phases[name])
+    for name in PROC_ONLY:
+        assert (phases[name]["calls"] >= TASKS) is not under_cgroup, (name, phases[name])
 
 
 def test_ablate_runs_the_command_without_its_guarantees(tmp_path: Path) -> None:
