@@ -33,13 +33,21 @@ def _kill_group_only(marker: str, tmpdir: str, leader: int, cgroup) -> int:
     return 0
 
 
+def _replace(owner: object, name: str, replacement: object) -> None:
+    """Put ``replacement`` in place of ``owner.name``, which must exist: assigning a name the
+    code no longer has would add an attribute nothing calls and ablate nothing."""
+    if not hasattr(owner, name):
+        sys.exit(f"ablate.py: {getattr(owner, '__name__', owner)}.{name} no longer exists")
+    setattr(owner, name, replacement)
+
+
 def patch(dropped: set[str]) -> None:
     if "fsync" in dropped:
-        storage.PredictionsWriter.append = _append_without_fsync  # type: ignore[method-assign]
+        _replace(storage.PredictionsWriter, "append", _append_without_fsync)
     if "sweep" in dropped:
-        process._kill_leftovers = _kill_group_only  # type: ignore[assignment]
+        _replace(process, "_kill_leftovers", _kill_group_only)
     if "scrub" in dropped:
-        engine.scrub_secrets = lambda folder: None  # type: ignore[assignment]
+        _replace(engine, "scrub_secrets", lambda folder: None)
 
 
 def main() -> None:
