@@ -39,6 +39,7 @@ from agent_benchmarks.prompts import PROMPT_NAMES, STANDARD, default_prompt_name
 from agent_benchmarks.provenance import build_manifest, git_state, utc_now
 from agent_benchmarks.records import Manifest, Mode, RunSession, Scores, Task
 from agent_benchmarks.redact import redact_argv
+from agent_benchmarks.runner.claim import FolderLock, claim_new_folder, lock_folder
 from agent_benchmarks.runner.engine import AttemptRunner, RunOutcome
 from agent_benchmarks.runner.executor import Executor, LocalPool
 from agent_benchmarks.runner.plan import Plan, plan_attempts
@@ -135,7 +136,8 @@ def load_selected(suite: SuiteDef, spec: RunSpec) -> tuple[LoadedDataset, list[T
 
 @dataclass
 class PreparedRun:
-    """A run checked and ready to start: nothing has been started or written yet."""
+    """A run checked and ready to start: its folder is claimed (created for a new run, and
+    locked), and nothing else has been started or written yet."""
 
     spec: RunSpec
     prog: str
@@ -157,6 +159,8 @@ class PreparedRun:
     # --web record|replay: the archive (None: the live web).
     web_archive: WebArchive | WaczArchive | None = None
     warnings: list[str] = field(default_factory=list)
+    # The run's hold on its folder, released when the run ends (None: not claimed yet).
+    lock: FolderLock | None = None
 
     @property
     def predictions_path(self) -> Path:
@@ -192,8 +196,11 @@ def prepare(spec: RunSpec, prog: str, argv: Sequence[str]) -> PreparedRun:
         )
     if spec.prompt is not None and spec.prompt not in PROMPT_NAMES:
         raise InputError(f"--prompt {spec.prompt}: no such prompt ({', '.join(PROMPT_NAMES)})")
+    lock: FolderLock | None = None
     if spec.resume is not None:
         run_dir = spec.resume.absolute()
+        # Locked before its rows are read: a run still writing there refuses this one.
+        lock = lock_folder(run_dir, [prog, *argv]) if run_dir.is_dir() else None
         manifest = _load_resumable(run_dir, suite, spec)
         _apply_stored_fields(spec, options, manifest.settings.get("flags", {}), definition, typed)
     else:
@@ -201,11 +208,16 @@ def prepare(spec: RunSpec, prog: str, argv: Sequence[str]) -> PreparedRun:
             raise InputError("--no-retry-errors only applies with --resume")
         # Absolute: each agent runs in its attempt folder, so relative paths would break.
         run_dir = (spec.out_dir or definition.run_dir(suite, options)).absolute()
-        if (run_dir / "predictions.jsonl").exists():
-            raise InputError(
-                f"{run_dir} already holds a run; continue it with --resume {run_dir}, "
-                "or choose another --out-dir"
-            )
+        if spec.out_dir is not None and run_dir.is_dir():
+            # Locked first: a run still writing there is named as such, not as a run to
+            # resume.
+            lock = lock_folder(run_dir, [prog, *argv])
+        try:
+            _refuse_held_run(run_dir)
+        except InputError:
+            if lock is not None:
+                lock.release()
+            raise
     spec.repeat = spec.repeat or 1
     # Without a provider, a suite that can play the model itself (localweb) does so.
     scripted_model = None
@@ -274,6 +286,16 @@ def prepare(spec: RunSpec, prog: str, argv: Sequence[str]) -> PreparedRun:
     warnings = []
     if isinstance(existing, PredictionsStream):
         warnings = [f"{w}; it is set aside to predictions.jsonl.torn" for w in existing.warnings()]
+    if lock is None:  # a new folder: made last, once every check passed
+        claimed, lock = _claim(run_dir, spec.out_dir is not None, [prog, *argv])
+        if claimed != run_dir:
+            warnings.append(
+                f"{run_dir.name} was taken by another run started in the same second: this "
+                f"run's folder is {claimed.name}"
+            )
+            run_dir = claimed
+            if grader is not None:  # checked above; its files go in the folder claimed
+                grader = make_grader(suite, spec.grading, run_dir / "predictions.jsonl")
     return PreparedRun(
         spec=spec,
         prog=prog,
@@ -294,7 +316,33 @@ def prepare(spec: RunSpec, prog: str, argv: Sequence[str]) -> PreparedRun:
         empty_retry=empty_retry,
         web_archive=web_archive,
         warnings=warnings,
+        lock=lock,
     )
+
+
+def _refuse_held_run(run_dir: Path) -> None:
+    """A new run's folder must not hold a run already."""
+    if (run_dir / "predictions.jsonl").exists() or (run_dir / "manifest.json").exists():
+        raise InputError(
+            f"{run_dir} already holds a run; continue it with --resume {run_dir}, "
+            "or choose another --out-dir"
+        )
+
+
+def _claim(run_dir: Path, named: bool, argv: list[str]) -> tuple[Path, FolderLock]:
+    """A new run's folder, made and locked: the folder the user named (``--out-dir``), or
+    the default stamped one, suffixed when another run took that name first."""
+    if not named:
+        return claim_new_folder(run_dir, argv)
+    made = not run_dir.exists()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    lock = lock_folder(run_dir, argv, made=made)
+    try:
+        _refuse_held_run(run_dir)  # again, now that no other run can be writing there
+    except InputError:
+        lock.release()
+        raise
+    return run_dir, lock
 
 
 @dataclass
@@ -484,18 +532,27 @@ def launch(spec: RunSpec, prog: str, argv: Sequence[str]) -> int:
         if status is not None:
             return status
     prepared = prepare(spec, prog, argv)
-    executor = make_executor(prepared.spec)
-    with executor, open_run(prepared, console, attach_executor(executor, prepared)) as run:
-        outcome = execute(
-            prepared.plan.todo,
-            run.runner,
-            executor,
-            prepared.predictions_path,
-            prepared.suite.title,
-            console,
-        )
-        close_run(run, outcome)
-    return conclude(console, prepared, outcome)
+    try:
+        executor = make_executor(prepared.spec)
+        with executor, open_run(prepared, console, attach_executor(executor, prepared)) as run:
+            outcome = execute(
+                prepared.plan.todo,
+                run.runner,
+                executor,
+                prepared.predictions_path,
+                prepared.suite.title,
+                console,
+            )
+            close_run(run, outcome)
+        return conclude(console, prepared, outcome)
+    finally:
+        release(prepared)
+
+
+def release(prepared: PreparedRun) -> None:
+    """Let go of the run's folder (the run has ended, or never started)."""
+    if prepared.lock is not None:
+        prepared.lock.release()
 
 
 def _inform(definition: BackendDef, spec: RunSpec) -> int | None:
