@@ -22,6 +22,7 @@ from tests.support import left_running, no_api_keys, read_rows, run_cli
 pytestmark = pytest.mark.e2e
 
 
+@pytest.mark.timeout(1000)  # covers the commands it runs (their timeouts)
 @pytest.mark.parametrize("backend", ["lightpanda", "playwright"])
 def test_codex_reaches_every_localweb_postcondition(backend: str, tmp_path: Path) -> None:
     run_dir = tmp_path / backend

@@ -47,6 +47,7 @@ EXPECTED_FAILURES: dict[str, dict[str, str]] = {
 STACK_FLAGS = {"cli-agent-browser": ["--backend", "cli", "--cli", "agent-browser"]}
 
 
+@pytest.mark.timeout(1000)  # covers the commands it runs (their timeouts)
 @pytest.mark.parametrize("backend", sorted(EXPECTED_FAILURES))
 def test_localweb_end_to_end_on_each_backend(backend: str, tmp_path: Path) -> None:
     """The whole localweb suite through Claude Code on one real MCP server and real
