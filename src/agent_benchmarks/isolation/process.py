@@ -43,6 +43,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agent_benchmarks.isolation.resources import ResourceSampler, RoleRule
+from agent_benchmarks.records import ResourceUse
+
 MARKER_ENV = "AGENT_BENCHMARKS_ATTEMPT"
 
 CGROUP_V2 = "cgroup-v2"
@@ -96,6 +99,11 @@ class ProcessSpec:
     # The value of MARKER_ENV its processes carry; None -> a fresh one. A remote executor
     # picks it, so that a guard outliving a lost worker can find them.
     marker: str | None = None
+    # What its processes cost (isolation/resources.py): sampled every this many seconds
+    # (None: not measured), each process given its role by the first of ``roles`` it
+    # matches (the backend's).
+    sample_interval_s: float | None = None
+    roles: tuple[RoleRule, ...] = ()
 
 
 @dataclass
@@ -122,6 +130,8 @@ class ProcessResult:
     # Why it has no outcome of its own: the node or worker running it was lost (its
     # row is an infrastructure failure, error_class node_lost, retried on resume).
     lost: str | None = None
+    # Its processes' memory and CPU by role, up to its end (None: not sampled).
+    resources: ResourceUse | None = None
 
 
 class AttemptNotBegun(Exception):
@@ -359,10 +369,16 @@ def run_process(
     pipes = _Pipes(proc, stdin_bytes, pidfd)
     leader = str(proc.pid)
     _LEADERS.add(leader)
+    sampler = _sampler(spec, proc.pid, marker, str(tmpdir), cgroup)
+    resources: ResourceUse | None = None
     try:
         timed_out, interrupted = _supervise(proc.pid, pipes, spec.timeout_s, started, cancel)
         ran_s = time.monotonic() - started
+        if sampler is not None:  # its last sample: the agent exited, its leftovers not killed
+            resources = sampler.finish()
     finally:
+        if sampler is not None:
+            sampler.stop()
         # Also on KeyboardInterrupt or a bug above: nothing this attempt started outlives it.
         try:
             try:
@@ -378,6 +394,8 @@ def run_process(
         os.close(pidfd)
         pipes.close()
         cgroup_oom = cgroup is not None and cgroup.oom_kills() > 0
+        if cgroup is not None and resources is not None:
+            resources = cgroup.with_peak(resources)
         if cgroup is not None:
             cgroup.remove()
         if own_tmpdir:
@@ -418,7 +436,34 @@ def run_process(
         memory_method=method,
         stray_killed=stray_killed,
         queued_s=queued_s,
+        resources=resources,
     )
+
+
+def _sampler(
+    spec: ProcessSpec, leader: int, marker: str, tmpdir: str, cgroup: _AttemptCgroup | None
+) -> ResourceSampler | None:
+    """The attempt's resource sampler, started (None when the spec asks for none). Its
+    processes are found as the stray sweep finds them: its cgroup's members, or else those
+    carrying its marker or naming its temp folder."""
+    if spec.sample_interval_s is None:
+        return None
+    born_since = _start_ticks(leader)
+
+    def members(known: set[int]) -> set[int]:
+        if cgroup is not None:
+            return set(cgroup.members())
+        # Those found before are still the attempt's: only the others' environments are
+        # read. With them, the processes descending from any of them: a program may start
+        # its children with an environment of its own (Codex its MCP servers).
+        others = _LEADERS - {str(leader)}
+        known_names = {str(pid) for pid in known}
+        found = known | set(
+            _marked_pids(marker, tmpdir, born_since=born_since, others=others | known_names)
+        )
+        return found | _descendants(found | {leader}, born_since, others)
+
+    return ResourceSampler(leader, members, spec.roles, spec.sample_interval_s).start()
 
 
 def kill_strays(marker_value: str) -> int:
@@ -742,6 +787,36 @@ def _marked_pids(
     return pids
 
 
+def _descendants(roots: set[int], born_since: int | None, others: Collection[str]) -> set[int]:
+    """The processes descending from ``roots``, among those started since ``born_since``
+    (the pids in ``others`` not looked at)."""
+    parents: dict[int, int] = {}
+    for entry in os.scandir("/proc"):
+        name = entry.name
+        if name in others:
+            continue
+        started = _STARTS.ticks(name, entry.inode())
+        if started is _NOT_A_PROCESS or started is None:
+            continue
+        if born_since is not None and started < born_since:  # type: ignore[operator]
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb", buffering=0) as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        # "pid (comm) state ppid ...": the ppid is the 2nd field after comm.
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        with suppress(IndexError, ValueError):
+            parents[int(name)] = int(fields[1])
+    found: set[int] = set()
+    frontier = set(roots)
+    while frontier:
+        frontier = {pid for pid, ppid in parents.items() if ppid in frontier} - found
+        found |= frontier
+    return found
+
+
 class _StartTimes:
     """Processes' start times (clock ticks since boot, /proc/PID/stat), each read once.
 
@@ -950,6 +1025,18 @@ class _AttemptCgroup:
             attempted |= found
             killed |= _kill_pids(found)
         return killed
+
+    def with_peak(self, resources: ResourceUse) -> ResourceUse:
+        """``resources`` with the attempt's peak the kernel counted in this cgroup (every
+        page charged to it, page cache included), where the cgroup has that counter."""
+        counter = "memory.peak" if self.method == CGROUP_V2 else "memory.max_usage_in_bytes"
+        try:
+            peak = int((self.path / counter).read_text())
+        except (OSError, ValueError):
+            return resources
+        return resources.model_copy(
+            update={"peak_bytes": peak, "peak_source": f"{self.method} {counter}"}
+        )
 
     def oom_kills(self) -> int:
         """How many processes the kernel OOM-killed in this cgroup."""
