@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from agent_benchmarks.backends.base import with_reply_sizes
+from agent_benchmarks.backends.claude_stream import parse_stream
+from agent_benchmarks.backends.codex_stream import parse_events
 from agent_benchmarks.backends.lightpanda_trace import read_trace
 from agent_benchmarks.isolation.process import ProcessSpec, memory_cap_method, run_process
 from agent_benchmarks.isolation.resources import (
@@ -25,6 +27,7 @@ from agent_benchmarks.isolation.resources import (
     this_machine,
 )
 from agent_benchmarks.records import Manifest, PredictionRow, ResourceUse, ToolCall
+from tests.fixtures import CLAUDE_CODE, fixture
 from tests.support import FIXTURES
 
 MB = 1 << 20
@@ -237,3 +240,35 @@ def test_native_reply_tokens_are_the_providers_prompt_growth() -> None:
     ]
     assert [c.output_tokens for c in summary.calls] == grown
     assert all(c.output_tokens_estimated is False for c in summary.calls)
+
+
+def test_claude_codes_reply_sizes_are_its_streams_tool_results() -> None:
+    """Claude Code's stream gives no per-call output count: reply tokens are estimates,
+    and the characters are those of each tool_result as the stream recorded it."""
+    stream = fixture(CLAUDE_CODE / "lightpanda_mcp" / "stream.jsonl").read_text()
+    results = [
+        block["content"]
+        for event in map(json.loads, stream.splitlines())
+        if event.get("type") == "user"
+        for block in event["message"]["content"]
+        if isinstance(block, dict) and block.get("type") == "tool_result"
+    ]
+    texts = [c if isinstance(c, str) else "\n".join(b.get("text", "") for b in c) for c in results]
+    calls = with_reply_sizes(parse_stream(stream).calls)
+    assert [c.output_chars for c in calls] == [len(t) for t in texts]
+    assert all(c.output_tokens_estimated for c in calls)
+
+
+def test_codexs_reply_sizes_are_its_events_results() -> None:
+    stdout = fixture(FIXTURES / "codex" / "browse_and_refuse" / "stdout.jsonl").read_text()
+    items = [
+        event["item"]
+        for event in map(json.loads, stdout.splitlines())
+        if event.get("type") == "item.completed" and event["item"].get("type") == "mcp_tool_call"
+    ]
+    lengths = [
+        len("\n".join(p.get("text", "") for p in (item.get("result") or {}).get("content") or []))
+        for item in items
+    ]
+    calls = [c for c in parse_events(stdout).calls if c.name.startswith("mcp__")]
+    assert [c.output_chars for c in calls] == lengths and lengths

@@ -200,7 +200,8 @@ class ResourceSampler:
             by_role[seen.role] += pss
             peak = self._roles[seen.role]
             peak.pids.add(seen.handle.pid)
-            peak.programs.add(seen.exe)
+            if seen.exe:  # none for one that exited before its program could be read
+                peak.programs.add(seen.exe)
         self._pss_peak = max(self._pss_peak, total)
         for role, pss in by_role.items():
             self._roles[role].peak_pss = max(self._roles[role].peak_pss, pss)
