@@ -444,25 +444,10 @@ def _sampler(
     spec: ProcessSpec, leader: int, marker: str, tmpdir: str, cgroup: _AttemptCgroup | None
 ) -> ResourceSampler | None:
     """The attempt's resource sampler, started (None when the spec asks for none). Its
-    processes are found as the stray sweep finds them: its cgroup's members, or else those
-    carrying its marker or naming its temp folder."""
+    processes are its cgroup's members, or else as :class:`_UncappedMembers` finds them."""
     if spec.sample_interval_s is None:
         return None
-    born_since = _start_ticks(leader)
-
-    def members(known: set[int]) -> set[int]:
-        if cgroup is not None:
-            return set(cgroup.members())
-        # Those found before are still the attempt's: only the others' environments are
-        # read. With them, the processes descending from any of them: a program may start
-        # its children with an environment of its own (Codex its MCP servers).
-        others = _LEADERS - {str(leader)}
-        known_names = {str(pid) for pid in known}
-        found = known | set(
-            _marked_pids(marker, tmpdir, born_since=born_since, others=others | known_names)
-        )
-        return found | _descendants(found | {leader}, born_since, others)
-
+    members = cgroup.members if cgroup is not None else _UncappedMembers(leader, marker, tmpdir)
     return ResourceSampler(leader, members, spec.roles, spec.sample_interval_s).start()
 
 
@@ -757,9 +742,7 @@ def _marked_pids(
     # Run after every attempt over every process of the machine, so /proc is read raw: a
     # third of the time psutil takes to parse each environment into a dict. Kernel threads
     # and zombies have an empty environment; processes we may not read are not ours.
-    variable = f"{MARKER_ENV}={marker}\0".encode()
-    any_marker = f"{MARKER_ENV}=".encode()
-    folder = tmpdir.encode() if tmpdir is not None else None
+    marks = _Marks(marker, tmpdir)
     pids = []
     for entry in os.scandir("/proc"):
         name = entry.name
@@ -770,51 +753,100 @@ def _marked_pids(
             born_since is not None and started is not None and started < born_since
         ):
             continue
-        try:
-            with open(f"/proc/{name}/environ", "rb", buffering=0) as fh:
-                environ = fh.read()
-            if environ.startswith(variable) or b"\0" + variable in environ:
-                pids.append(int(name))
-            elif folder is not None and not (
-                # Another attempt's process: its arguments cannot name our private folder.
-                environ.startswith(any_marker) or b"\0" + any_marker in environ
-            ):
-                with open(f"/proc/{name}/cmdline", "rb", buffering=0) as fh:
-                    if folder in fh.read():  # the arguments, NUL-separated
-                        pids.append(int(name))
-        except OSError:  # gone meanwhile, or not ours to read
-            continue
+        if marks.on(name):
+            pids.append(int(name))
     return pids
 
 
-def _descendants(roots: set[int], born_since: int | None, others: Collection[str]) -> set[int]:
-    """The processes descending from ``roots``, among those started since ``born_since``
-    (the pids in ``others`` not looked at)."""
-    parents: dict[int, int] = {}
-    for entry in os.scandir("/proc"):
-        name = entry.name
-        if name in others:
-            continue
-        started = _STARTS.ticks(name, entry.inode())
-        if started is _NOT_A_PROCESS or started is None:
-            continue
-        if born_since is not None and started < born_since:  # type: ignore[operator]
-            continue
+class _Marks:
+    """What makes a process the attempt's: its marker in the environment, or (for one with
+    no marker at all) its private temp folder in the arguments."""
+
+    def __init__(self, marker: str, tmpdir: str | None):
+        self.variable = f"{MARKER_ENV}={marker}\0".encode()
+        self.any_marker = f"{MARKER_ENV}=".encode()
+        self.folder = tmpdir.encode() if tmpdir is not None else None
+
+    def on(self, name: str) -> bool:
+        """Whether the process /proc/``name`` carries them (False: gone, or not ours to
+        read)."""
         try:
-            with open(f"/proc/{name}/stat", "rb", buffering=0) as fh:
-                stat = fh.read()
+            with open(f"/proc/{name}/environ", "rb", buffering=0) as fh:
+                environ = fh.read()
+            if environ.startswith(self.variable) or b"\0" + self.variable in environ:
+                return True
+            if self.folder is not None and not (
+                # Another attempt's process: its arguments cannot name our private folder.
+                environ.startswith(self.any_marker) or b"\0" + self.any_marker in environ
+            ):
+                with open(f"/proc/{name}/cmdline", "rb", buffering=0) as fh:
+                    return self.folder in fh.read()  # the arguments, NUL-separated
         except OSError:
-            continue
-        # "pid (comm) state ppid ...": the ppid is the 2nd field after comm.
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        with suppress(IndexError, ValueError):
-            parents[int(name)] = int(fields[1])
-    found: set[int] = set()
-    frontier = set(roots)
-    while frontier:
-        frontier = {pid for pid, ppid in parents.items() if ppid in frontier} - found
-        found |= frontier
-    return found
+            pass
+        return False
+
+
+class _UncappedMembers:
+    """An uncapped attempt's processes, sample after sample, for its resource sampler:
+    those carrying its marks (:class:`_Marks`, as the sweep finds them), and those
+    descending from them (a program may start its children with an environment of its
+    own: Codex its MCP servers). Of the processes started since its leader, each is read
+    once, its marks and its parent then (descent runs from parent to child at its birth):
+    later samples only read the new ones."""
+
+    def __init__(self, leader: int, marker: str, tmpdir: str):
+        self._leader = leader
+        self._born_since = _start_ticks(leader)
+        self._marks = _Marks(marker, tmpdir)
+        # By /proc name: (start ticks, marked, parent pid) of each process read.
+        self._read: dict[str, tuple[int, bool, int]] = {}
+
+    def __call__(self) -> set[int]:
+        others = _LEADERS - {str(self._leader)}
+        current: dict[str, tuple[int, bool, int]] = {}
+        for entry in os.scandir("/proc"):
+            name = entry.name
+            if name in others:
+                continue
+            started = _STARTS.ticks(name, entry.inode())
+            if not isinstance(started, int) or (
+                self._born_since is not None and started < self._born_since
+            ):
+                continue
+            known = self._read.get(name)
+            if known is None or known[0] != started:  # new, or a pid given again
+                parent = _parent_of(name)
+                if parent is None:
+                    continue
+                known = (started, self._marks.on(name), parent)
+            current[name] = known
+        self._read = current  # the gone forgotten
+        children: dict[int, list[int]] = {}
+        for name, (_, _, parent) in current.items():
+            children.setdefault(parent, []).append(int(name))
+        found = {int(name) for name, (_, marked, _) in current.items() if marked}
+        frontier = [*found, self._leader]
+        while frontier:
+            pid = frontier.pop()
+            for child in children.get(pid, ()):
+                if child not in found:
+                    found.add(child)
+                    frontier.append(child)
+        return found
+
+
+def _parent_of(name: str) -> int | None:
+    """The parent of the process /proc/``name``; None if it is gone."""
+    try:
+        with open(f"/proc/{name}/stat", "rb", buffering=0) as fh:
+            stat = fh.read()
+    except OSError:
+        return None
+    # "pid (comm) state ppid ...": the ppid is the 2nd field after comm.
+    try:
+        return int(stat[stat.rfind(b")") + 2 :].split()[1])
+    except (IndexError, ValueError):
+        return None
 
 
 class _StartTimes:

@@ -1,13 +1,17 @@
 """What an attempt's processes cost the machine: memory and CPU, by role, sampled.
 
 A :class:`ResourceSampler` runs beside one attempt (a thread of the process that
-supervises it) from its agent's start to its exit. Every ``interval_s`` (more often in
-the attempt's first moments: 10 ms after its start, then twice as long each time) it lists the
+supervises it) from its agent's start to its exit. Every ``interval_s`` (more often in the
+attempt's first moments: 10 ms after its start, then twice as long each time) it lists the
 attempt's processes (its memory cgroup's members, or else those carrying its marker or
-naming its temp folder: the sweep's own finders, :mod:`.process`), and reads each one's
-proportional set size (PSS, ``/proc/PID/smaps_rollup``: shared pages split between the
-processes sharing them, so a sum over processes counts each page once) and its CPU
-counters (``/proc/PID/stat``), through psutil.
+naming its temp folder, and their descendants: the sweep's own finders, :mod:`.process`),
+and reads each one's CPU counters, parent and resident size (``/proc/PID/stat``) and its
+proportional set size (PSS, ``/proc/PID/smaps_rollup`` through psutil: shared pages split
+between the processes sharing them, so a sum over processes counts each page once). PSS
+costs the kernel a walk of the whole address space (1.4 ms for one Chromium process
+here), so it is read again only when the resident size moved by 10% (or 16 MB; at most
+every 0.5 s) or 10 s passed; in between it moves with the resident size (a private page
+counts whole in both: what an engine allocates shows at once).
 
 Each process has a role, given by the backend as :class:`RoleRule` s matched against its
 executable's name and its command line: the browser ``engine`` (Chromium and all its
@@ -47,12 +51,9 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agent_benchmarks.records import Machine, ResourceUse, RoleUse
-
-if TYPE_CHECKING:  # imported where used: a process that samples nothing does not load it
-    import psutil
 
 # Chromium under any of its names (and Debian's /usr/bin/chromium, a shell script that
 # execs it), its crash handler, and Lightpanda serving CDP to another program: the engine.
@@ -67,9 +68,10 @@ _FIRST_WAIT_S = 0.01
 # How far up an unread parent's own parents are read to name a new process's role.
 _MAX_UNREAD_PARENTS = 4
 # When a process's PSS is read again rather than carried forward by its RSS (_pss).
-_PSS_REREAD_SHARE = 0.05
-_PSS_REREAD_BYTES = 4 << 20
-_PSS_REREAD_S = 2.0
+_PSS_REREAD_SHARE = 0.1
+_PSS_REREAD_BYTES = 16 << 20
+_PSS_REREAD_S = 10.0
+_PSS_MIN_GAP_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -99,7 +101,8 @@ CHROMIUM_RULES = (
 class _Seen:
     """One process of the attempt, as its last sample found it."""
 
-    handle: psutil.Process
+    pid: int
+    started: int  # clock ticks since boot: with the pid, the process's identity
     exe: str = ""
     cmdline: str = ""
     role: str = OTHER
@@ -115,6 +118,49 @@ class _Seen:
     pss_at: float = -math.inf
 
 
+@dataclass(frozen=True)
+class _Stat:
+    """What one read of /proc/PID/stat says of a process."""
+
+    ppid: int
+    user: float
+    system: float
+    children_user: float
+    children_system: float
+    started: int
+    rss: int  # bytes
+
+
+_TICK_S = 1 / os.sysconf("SC_CLK_TCK")
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def _stat(pid: int) -> _Stat | None:
+    """``pid``'s /proc/PID/stat, read once (None if it is gone). Read here rather than
+    through psutil: its ``ppid()`` checks the pid was not reused by reading /proc/stat
+    again, 0.3 ms a call on this machine, more than all the rest of a sample."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb", buffering=0) as fh:
+            raw = fh.read()
+    except OSError:
+        return None
+    # "pid (comm) state ppid ...": comm may hold spaces and parentheses, so fields are
+    # counted after the last ")"; see proc(5) for their order.
+    f = raw[raw.rfind(b")") + 2 :].split()
+    try:
+        return _Stat(
+            ppid=int(f[1]),
+            user=int(f[11]) * _TICK_S,
+            system=int(f[12]) * _TICK_S,
+            children_user=int(f[13]) * _TICK_S,
+            children_system=int(f[14]) * _TICK_S,
+            started=int(f[19]),
+            rss=int(f[21]) * _PAGE,
+        )
+    except (IndexError, ValueError):
+        return None
+
+
 @dataclass
 class _RolePeak:
     peak_pss: int = 0
@@ -123,16 +169,13 @@ class _RolePeak:
 
 
 class ResourceSampler:
-    """Samples one attempt's processes in a thread of its own (see the module).
-
-    ``members(known)`` lists the attempt's processes; ``known`` holds those a sample found
-    alive last time, which a finder that reads each process to tell (the marker in its
-    environment) need not read again."""
+    """Samples one attempt's processes in a thread of its own (see the module);
+    ``members()`` lists them (the leader, ``leader``, is always one)."""
 
     def __init__(
         self,
         leader: int,
-        members: Callable[[set[int]], Iterable[int]],
+        members: Callable[[], Iterable[int]],
         rules: Iterable[RoleRule],
         interval_s: float,
     ):
@@ -142,8 +185,7 @@ class ResourceSampler:
         self._notes = {r.role: r.note for r in self._rules if r.note}
         self.interval_s = interval_s
         self._seen: dict[int, _Seen] = {}  # by pid: the attempt's processes, alive or not
-        self._new: dict[int, _Seen] = {}  # found by this sample, not read yet
-        self._alive: set[int] = set()
+        self._stats: dict[int, _Stat] = {}  # this sample's, not read yet
         self._roles: dict[str, _RolePeak] = defaultdict(_RolePeak)
         self._pss_peak = 0
         self._samples = 0
@@ -186,88 +228,63 @@ class ResourceSampler:
     def _sample(self) -> None:
         self._samples += 1
         number = self._samples
-        pids = set(self._members(set(self._alive)))
+        pids = set(self._members())
         pids.add(self._leader)
         # Older processes first: a new child takes the role of its parent, read before it.
-        found = [
-            seen for pid in sorted(pids, key=self._started) if (seen := self._read(pid, number))
-        ]
-        self._alive = {seen.handle.pid for seen, _ in found}
+        self._stats = {pid: stat for pid in pids if (stat := _stat(pid)) is not None}
+        ordered = sorted(self._stats, key=lambda pid: self._stats[pid].started)
+        found = [seen for pid in ordered if (seen := self._read(pid, number))]
         total = 0
         by_role: dict[str, int] = defaultdict(int)
         for seen, pss in found:
             total += pss
             by_role[seen.role] += pss
             peak = self._roles[seen.role]
-            peak.pids.add(seen.handle.pid)
+            peak.pids.add(seen.pid)
             if seen.exe:  # none for one that exited before its program could be read
                 peak.programs.add(seen.exe)
         self._pss_peak = max(self._pss_peak, total)
         for role, pss in by_role.items():
             self._roles[role].peak_pss = max(self._roles[role].peak_pss, pss)
 
-    def _started(self, pid: int) -> float:
-        """When ``pid`` started (0 when it is gone: it is skipped anyway)."""
-        import psutil  # here: a process that never samples does not load it
-
-        seen = self._seen.get(pid)
-        if seen is None:
-            try:
-                seen = self._new[pid] = _Seen(psutil.Process(pid))
-            except psutil.Error:
-                return 0.0
-        return seen.handle.create_time()
-
     def _read(self, pid: int, number: int) -> tuple[_Seen, int] | None:
-        """Read one process (its CPU counters, parent, program and memory); None if gone.
-        A pid is taken to stay one process for the attempt's life: the kernel hands out
-        millions before reusing one."""
-        import psutil  # here: a process that never samples does not load it
-
-        seen = self._seen.get(pid) or self._new.pop(pid, None)
-        try:
-            if seen is None:
-                seen = _Seen(psutil.Process(pid))
-            handle = seen.handle
-            with handle.oneshot():
-                times = handle.cpu_times()
-                ppid = handle.ppid()
-                rss = handle.memory_info().rss
-            exe = _exe_name(pid)
-            if pid not in self._seen or (exe and exe != seen.exe):
-                # New, or it exec'd another program (an exited one names none: it keeps
-                # its role). Parents are read before children only by chance: a child's
-                # parent is looked up as it is now when it is not known yet.
-                seen.exe, seen.ppid = exe, ppid
-                seen.cmdline = " ".join(handle.cmdline())
-                seen.role = self._role_of(seen)
-                self._seen[pid] = seen
-            pss = self._pss(seen, rss)
-        except psutil.Error:  # gone meanwhile
+        """Read one process (its CPU counters, parent, program and memory); None if gone."""
+        stat = self._stats.pop(pid, None) or _stat(pid)
+        if stat is None:
             return None
-        seen.ppid = ppid
+        seen = self._seen.get(pid)
+        cmdline = _cmdline(pid)
+        # New (a pid the kernel gave again is a new process too), or it exec'd (a forked
+        # child runs its parent's command line until then); an exited one has no command
+        # line left and keeps its role.
+        if seen is None or seen.started != stat.started or (cmdline and cmdline != seen.cmdline):
+            if seen is None or seen.started != stat.started:
+                seen = _Seen(pid, stat.started)
+            seen.exe, seen.cmdline, seen.ppid = _exe_name(pid), cmdline, stat.ppid
+            seen.role = self._role_of(seen)
+            self._seen[pid] = seen
+        seen.ppid = stat.ppid
         seen.last_sample = number
-        seen.user, seen.system = times.user, times.system
-        seen.children_user, seen.children_system = times.children_user, times.children_system
-        return seen, pss
+        seen.user, seen.system = stat.user, stat.system
+        seen.children_user, seen.children_system = stat.children_user, stat.children_system
+        return seen, self._pss(seen, stat.rss)
 
     def _pss(self, seen: _Seen, rss: int) -> int:
         """The process's PSS now. Reading it makes the kernel walk the whole address space
         (1.4 ms for one Chromium process here), so it is read afresh only when the RSS
-        moved by more than :data:`_PSS_REREAD_SHARE` (or :data:`_PSS_REREAD_BYTES`) since,
+        moved by more than :data:`_PSS_REREAD_SHARE` (or :data:`_PSS_REREAD_BYTES`) since
+        (at most every :data:`_PSS_MIN_GAP_S`: a starting program grows at every sample),
         or :data:`_PSS_REREAD_S` passed; in between it moves with the RSS (a private page
         counts whole in both)."""
         import psutil
 
         now = time.monotonic()
-        moved = abs(rss - seen.pss_rss)
-        if (
-            moved > max(_PSS_REREAD_BYTES, seen.pss_rss * _PSS_REREAD_SHARE)
-            or now - seen.pss_at > _PSS_REREAD_S
-        ):
+        since = now - seen.pss_at
+        moved = abs(rss - seen.pss_rss) > max(_PSS_REREAD_BYTES, seen.pss_rss * _PSS_REREAD_SHARE)
+        if (moved and since >= _PSS_MIN_GAP_S) or since > _PSS_REREAD_S:
             try:
-                seen.pss = seen.handle.memory_full_info().pss
-            except (psutil.ZombieProcess, AttributeError):  # a zombie maps nothing
+                seen.pss = psutil.Process(seen.pid).memory_full_info().pss
+            except (psutil.Error, AttributeError):  # gone, or a zombie: it maps nothing
                 seen.pss = 0
             seen.pss_rss, seen.pss_at = rss, now
             return seen.pss
@@ -277,30 +294,25 @@ class ResourceSampler:
         """The first rule's role that names the process, else its parent's (a parent no
         sample read, started and still alive between two samples, is read now), else
         ``agent`` for the attempt's leader and ``other`` for the rest."""
-        import psutil
-
         for rule in self._rules:
             if rule.matches(seen.exe, seen.cmdline):
                 return rule.role
         parent = self._seen.get(seen.ppid)
         if parent is not None:
             return parent.role
-        if seen.ppid > 1 and depth < _MAX_UNREAD_PARENTS:
-            try:
-                handle = psutil.Process(seen.ppid)
-                unread = _Seen(
-                    handle,
-                    exe=_exe_name(seen.ppid),
-                    cmdline=" ".join(handle.cmdline()),
-                    ppid=handle.ppid(),
-                )
-            except psutil.Error:
-                unread = None
-            if unread is not None:
-                role = self._role_of(unread, depth + 1)
-                if role != OTHER:
-                    return role
-        return AGENT if seen.handle.pid == self._leader else OTHER
+        stat = _stat(seen.ppid) if seen.ppid > 1 and depth < _MAX_UNREAD_PARENTS else None
+        if stat is not None:
+            unread = _Seen(
+                seen.ppid,
+                stat.started,
+                exe=_exe_name(seen.ppid),
+                cmdline=_cmdline(seen.ppid),
+                ppid=stat.ppid,
+            )
+            role = self._role_of(unread, depth + 1)
+            if role != OTHER:
+                return role
+        return AGENT if seen.pid == self._leader else OTHER
 
     def _figures(self) -> ResourceUse:
         cpu: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
@@ -315,7 +327,7 @@ class ResourceSampler:
             """(user, system) of ``proc`` and every child it reaped, as far as known: its
             children's counters at its last sample, or its sampled children's trees when
             those came to more (they were reaped after its last sample)."""
-            pid = proc.handle.pid
+            pid = proc.pid
             if pid not in trees:
                 trees[pid] = (proc.user, proc.system)  # cut a cycle (never expected)
                 kids = [tree(child) for child in reaped[pid]]
@@ -328,7 +340,7 @@ class ResourceSampler:
         for proc in self._seen.values():
             # What its reaped children used beyond the sampled ones' trees: children no
             # sample saw, and what sampled ones used after their last sample.
-            kids = [tree(child) for child in reaped[proc.handle.pid]]
+            kids = [tree(child) for child in reaped[proc.pid]]
             unseen_user = proc.children_user - sum(u for u, _ in kids)
             unseen_system = proc.children_system - sum(s for _, s in kids)
             cpu[proc.role][0] += proc.user + max(0.0, unseen_user)
@@ -381,6 +393,17 @@ def this_machine() -> Machine:
     )
 
 
+def _cmdline(pid: int) -> str:
+    """The process's arguments joined by spaces ("" once it has exited). Read every sample
+    (an exec shows only here: a forked child may exec the same program), so read raw."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb", buffering=0) as fh:
+            raw = fh.read()
+    except OSError:
+        return ""
+    return raw.rstrip(b"\0").replace(b"\0", b" ").decode("utf-8", "replace")
+
+
 def _exe_name(pid: int) -> str:
     """The name of the program ``pid`` runs (its executable's file name): what a process
     calls itself (``/proc/self/exe --type=renderer``) does not matter."""
@@ -412,7 +435,9 @@ def measurement(interval_s: float | None, cap_method: str | None) -> dict[str, A
         "taking its parent's",
         "attempt_peak": peak,
         "role_peak": "per role, the largest sum of its processes' PSS (/proc/PID/smaps_rollup) "
-        f"in one sample, every {interval_s:g} s",
+        f"in one sample, every {interval_s:g} s (each process's PSS read again when its "
+        "resident size moved by 10% or 16 MB, and every 10 s; carried by its resident size "
+        "in between)",
         "cpu": "user and system seconds per process (/proc/PID/stat) at its last sample, "
         "plus its reaped children's never sampled; a process that exited between samples "
         "loses what it used after its last one",
