@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import socket
 from pathlib import Path
 
 import pytest
@@ -258,3 +259,80 @@ def test_a_timed_out_attempt_keeps_its_figures_up_to_its_end(tmp_path: Path) -> 
         assert role.peak_pss_bytes > 0 and role.cpu_s > 0, (name, role)
     assert use.samples > 20  # sampled until the kill, 12 s in
     assert not left_running(run_dir)
+
+
+# --- what the browser fetched through the recording proxy; --workers auto -----------------------
+
+
+def _free_port() -> int:
+    """A port free now, for the site a recording is keyed by (the OS picks it)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_the_recording_proxy_counts_what_the_browser_fetched(tmp_path: Path) -> None:
+    """Recording, the proxy sees every request the site's own log sees, with the same bytes;
+    replaying, the archive answers the same requests with the same bytes."""
+    archive, site = tmp_path / "archive", ["--site-port", str(_free_port())]
+    fetched = {}
+    for mode in ("record", "replay"):
+        run_dir = tmp_path / mode
+        proc = run_cli(
+            "localweb-run",
+            "--task-ids", "deal-price,catalogue-price",
+            "--web", mode, str(archive),
+            *site,
+            "--out-dir", str(run_dir),
+            env=no_api_keys(),
+            timeout=300,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        fetched[mode] = {}
+        for row in read_rows(run_dir):
+            use = row.resources
+            assert use is not None and use.fetched is not None
+            assert use.fetched.source == "the web archive's proxy"
+            assert use.fetched.requests == len(row.details["site"]["requests"])
+            assert use.fetched.bytes and use.fetched.pages == 1
+            fetched[mode][row.id] = use.fetched
+    assert fetched["record"] == fetched["replay"]
+
+
+def test_workers_auto_sizes_the_pool_from_a_probe_then_from_the_earlier_run(
+    tmp_path: Path,
+) -> None:
+    def run(name: str, *extra: str):
+        return run_cli(
+            "localweb-run",
+            "--task-ids", TASKS,
+            "--workers", "auto",
+            "--out-dir", str(tmp_path / name),
+            *extra,
+            env=no_api_keys(),
+            timeout=300,
+        )  # fmt: skip
+
+    def sizing(name: str) -> tuple[Manifest, dict]:
+        manifest = Manifest.model_validate_json((tmp_path / name / "manifest.json").read_text())
+        return manifest, manifest.settings["workers_auto"]
+
+    first = run("first")
+    assert first.returncode == 0, first.stderr[-3000:]
+    manifest, record = sizing("first")
+    assert record["from"].startswith("a probe attempt") and record["attempts_measured"] == 1
+    assert (
+        manifest.workers
+        == record["workers"]
+        == min(record["fit_by_memory"], record["fit_by_cpu"], 2)
+    )
+    assert "--workers auto:" in first.stderr and len(read_rows(tmp_path / "first")) == 3
+    second = run("second")
+    assert second.returncode == 0, second.stderr[-3000:]
+    manifest, record = sizing("second")
+    assert record["from"] == f"run {tmp_path / 'first'}" and record["attempts_measured"] == 3
+    assert manifest.workers == record["workers"] >= 1
+    assert record["peak_bytes_p90"] > 0 and record["cores"] == manifest.machine.cores  # type: ignore[union-attr]
+    refused = run("ray", "--executor", "ray")
+    assert refused.returncode == 2 and "--workers auto" in refused.stderr
+    assert not (tmp_path / "ray").exists()
