@@ -10,6 +10,7 @@ import os
 import resource
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -129,6 +130,26 @@ def test_a_timed_out_attempt_keeps_its_figures_up_to_its_end(tmp_path: Path) -> 
     use = result.resources
     assert use is not None and use.roles["agent"].peak_pss_bytes >= 120 * MB
     assert use.cpu_s is not None and use.cpu_s >= 0.3
+
+
+def test_a_cancelled_attempt_keeps_its_figures_up_to_its_end(tmp_path: Path) -> None:
+    """Killed by the user (the second Ctrl-C): its figures are those of its life."""
+    code = textwrap.dedent(
+        """
+        import time
+        block = bytearray(60 << 20)
+        for i in range(0, len(block), 4096):
+            block[i] = 1
+        time.sleep(60)
+        """
+    )
+    cancel = threading.Event()
+    threading.Timer(1.5, cancel.set).start()
+    result = run_process(_spec(tmp_path, code, "role-agent"), cancel)
+    assert result.interrupted
+    use = result.resources
+    assert use is not None and use.roles["agent"].peak_pss_bytes >= 60 * MB
+    assert use.cpu_s is not None and use.cpu_s > 0
 
 
 def test_a_child_that_drops_the_attempts_environment_is_still_measured(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 
-from agent_benchmarks.records import PredictionRow, TaskScore
+from agent_benchmarks.records import PredictionRow, TaskScore, ToolCall
 from agent_benchmarks.report import fmt, stats
 from agent_benchmarks.report.load import LoadedRun
 from agent_benchmarks.report.schema import ComparisonReport, StackRow, SuiteComparison
@@ -227,7 +227,7 @@ _COST_PANELS: tuple[tuple[str, Callable[[StackRow], float | None]], ...] = (
 def cost_per_success(group: SuiteComparison) -> str:
     """What a success cost: the machine's memory and CPU beside the model's tokens, one
     panel each (its own axis), a bar per stack."""
-    band, panel, gap, ml, mt, mb = 24, 200, 28, 44, 22, 30
+    band, panel, gap, ml, mt, mb = 28, 200, 28, 44, 22, 30
     width = ml + len(_COST_PANELS) * (panel + gap)
     height = mt + mb + band * len(group.rows)
     parts = [
@@ -558,12 +558,13 @@ def _attempt(entry: TaskScore, row: PredictionRow | None) -> str:
             fmt.ms(call.latency_ms),
             f'<span class="mono">{e(call.page_url or "")}</span>',
             e(call.http_status if call.http_status is not None else ""),
+            e(_reply(call)),
             e(call.error or ""),
         ]
         for n, call in enumerate(row.trace, start=1)
     ]
     trace = (
-        _table(["#", "tool", "args", "ms", "page URL", "HTTP", "error"], calls, "trace")
+        _table(["#", "tool", "args", "ms", "page URL", "HTTP", "reply", "error"], calls, "trace")
         if calls
         else '<div class="muted">no tool calls</div>'
     )
@@ -572,6 +573,15 @@ def _attempt(entry: TaskScore, row: PredictionRow | None) -> str:
             f'<div>error: <span class="mono">{e(_short(row.error, MAX_ANSWER_CHARS))}</span></div>'
         )
     return f"<li>{head}{body}{trace}</li>"
+
+
+def _reply(call: ToolCall) -> str:
+    """The reply's size: characters and tokens (estimated ones marked)."""
+    if call.output_chars is None:
+        return ""
+    tokens = "" if call.output_tokens is None else f", {fmt.count(call.output_tokens)} tokens"
+    estimated = " (est.)" if tokens and call.output_tokens_estimated else ""
+    return f"{fmt.count(call.output_chars)} chars{tokens}{estimated}"
 
 
 def _final_row(run: LoadedRun, entry: TaskScore) -> PredictionRow | None:
