@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_benchmarks.isolation.resources import ResourceSampler, RoleRule
+from agent_benchmarks.isolation.resources import ResourceSampler, RoleRule, proc_stat
 from agent_benchmarks.records import ResourceUse
 
 MARKER_ENV = "AGENT_BENCHMARKS_ATTEMPT"
@@ -837,16 +837,8 @@ class _UncappedMembers:
 
 def _parent_of(name: str) -> int | None:
     """The parent of the process /proc/``name``; None if it is gone."""
-    try:
-        with open(f"/proc/{name}/stat", "rb", buffering=0) as fh:
-            stat = fh.read()
-    except OSError:
-        return None
-    # "pid (comm) state ppid ...": the ppid is the 2nd field after comm.
-    try:
-        return int(stat[stat.rfind(b")") + 2 :].split()[1])
-    except (IndexError, ValueError):
-        return None
+    stat = proc_stat(int(name))
+    return stat.ppid if stat is not None else None
 
 
 class _StartTimes:
@@ -886,18 +878,8 @@ _STARTS = _StartTimes()
 
 def _start_ticks(pid: int) -> int | None:
     """When ``pid`` started, in clock ticks since boot; None if it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb", buffering=0) as fh:
-            stat = fh.read()
-    except OSError:
-        return None
-    # "pid (comm) state ppid ...": comm may hold spaces and parentheses, so split after the
-    # last ")"; starttime is the 22nd field, the 20th after comm.
-    fields = stat[stat.rfind(b")") + 2 :].split()
-    try:
-        return int(fields[19])
-    except (IndexError, ValueError):
-        return None
+    stat = proc_stat(pid)
+    return stat.started if stat is not None else None
 
 
 def _kill_pids(pids: Iterable[int]) -> set[int]:

@@ -119,7 +119,7 @@ class _Seen:
 
 
 @dataclass(frozen=True)
-class _Stat:
+class ProcStat:
     """What one read of /proc/PID/stat says of a process."""
 
     ppid: int
@@ -135,10 +135,11 @@ _TICK_S = 1 / os.sysconf("SC_CLK_TCK")
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
-def _stat(pid: int) -> _Stat | None:
+def proc_stat(pid: int) -> ProcStat | None:
     """``pid``'s /proc/PID/stat, read once (None if it is gone). Read here rather than
     through psutil: its ``ppid()`` checks the pid was not reused by reading /proc/stat
-    again, 0.3 ms a call on this machine, more than all the rest of a sample."""
+    again, 0.3 ms a call on this machine, more than all the rest of a sample; the sweep
+    reads start times by the thousand (isolation/process.py)."""
     try:
         with open(f"/proc/{pid}/stat", "rb", buffering=0) as fh:
             raw = fh.read()
@@ -148,7 +149,7 @@ def _stat(pid: int) -> _Stat | None:
     # counted after the last ")"; see proc(5) for their order.
     f = raw[raw.rfind(b")") + 2 :].split()
     try:
-        return _Stat(
+        return ProcStat(
             ppid=int(f[1]),
             user=int(f[11]) * _TICK_S,
             system=int(f[12]) * _TICK_S,
@@ -185,7 +186,7 @@ class ResourceSampler:
         self._notes = {r.role: r.note for r in self._rules if r.note}
         self.interval_s = interval_s
         self._seen: dict[int, _Seen] = {}  # by pid: the attempt's processes, alive or not
-        self._stats: dict[int, _Stat] = {}  # this sample's, not read yet
+        self._stats: dict[int, ProcStat] = {}  # this sample's, not read yet
         self._roles: dict[str, _RolePeak] = defaultdict(_RolePeak)
         self._pss_peak = 0
         self._samples = 0
@@ -231,7 +232,7 @@ class ResourceSampler:
         pids = set(self._members())
         pids.add(self._leader)
         # Older processes first: a new child takes the role of its parent, read before it.
-        self._stats = {pid: stat for pid in pids if (stat := _stat(pid)) is not None}
+        self._stats = {pid: stat for pid in pids if (stat := proc_stat(pid)) is not None}
         ordered = sorted(self._stats, key=lambda pid: self._stats[pid].started)
         found = [seen for pid in ordered if (seen := self._read(pid, number))]
         total = 0
@@ -249,7 +250,7 @@ class ResourceSampler:
 
     def _read(self, pid: int, number: int) -> tuple[_Seen, int] | None:
         """Read one process (its CPU counters, parent, program and memory); None if gone."""
-        stat = self._stats.pop(pid, None) or _stat(pid)
+        stat = self._stats.pop(pid, None) or proc_stat(pid)
         if stat is None:
             return None
         seen = self._seen.get(pid)
@@ -300,7 +301,7 @@ class ResourceSampler:
         parent = self._seen.get(seen.ppid)
         if parent is not None:
             return parent.role
-        stat = _stat(seen.ppid) if seen.ppid > 1 and depth < _MAX_UNREAD_PARENTS else None
+        stat = proc_stat(seen.ppid) if seen.ppid > 1 and depth < _MAX_UNREAD_PARENTS else None
         if stat is not None:
             unread = _Seen(
                 seen.ppid,
