@@ -136,11 +136,10 @@ class PoolSizing:
     def probe_needed(self) -> bool:
         return self.cost is None
 
-    def measure_probe(self, rows: Iterable[PredictionRow]) -> bool:
-        """The cost from the probe attempt's row; False when it was not measured (it never
-        ran, or sampling is off): the run then keeps one worker."""
+    def measure_probe(self, rows: Iterable[PredictionRow]) -> None:
+        """The cost from the probe attempt's row (none when it was not measured: it never
+        ran, or sampling is off; the run then keeps one worker)."""
         self.cost = cost_of(rows, self.machine, "a probe attempt (this run's first, run alone)")
-        return self.cost is not None
 
     def summary(self) -> str:
         """The sizing in one line, for the terminal."""

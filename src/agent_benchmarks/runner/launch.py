@@ -511,8 +511,9 @@ def launch(spec: RunSpec, prog: str, argv: Sequence[str]) -> int:
                 todo, run.runner, executor, prepared.predictions_path, prepared.suite.title, console
             )
         if sizing is not None:
-            if not sizing.record:
-                sizing.workers(len(todo))  # one attempt to run: its probe is the run
+            if not sizing.record:  # at most one attempt to run: it was the probe, alone
+                sizing.measure_probe(PredictionsStream(prepared.predictions_path))
+                sizing.workers(len(todo))
             run.manifest.settings["workers_auto"] = sizing.record
             if prepared.manifest is None:  # a new run: its workers are the pool's
                 run.manifest.workers = prepared.spec.workers
