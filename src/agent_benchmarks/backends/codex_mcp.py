@@ -49,6 +49,7 @@ from agent_benchmarks.backends.mcp_servers import (
     McpServerDef,
     check_tavily_key,
     find_server_programs,
+    stack_roles,
     tool_surface,
     web_search_server,
 )
@@ -56,6 +57,7 @@ from agent_benchmarks.backends.programs import node_binary, program_version
 from agent_benchmarks.environ import current as current_environment
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.isolation.process import MARKER_ENV, ProcessResult, ProcessSpec
+from agent_benchmarks.isolation.resources import AGENT, RoleRule
 from agent_benchmarks.records import ToolCall
 from agent_benchmarks.search import (
     BASE_URL_ENV,
@@ -67,6 +69,9 @@ from agent_benchmarks.search import (
     summarise_log,
 )
 from agent_benchmarks.search import SERVER_NAME as SEARCH_SERVER_NAME
+
+# Codex: npm's node shim, and the native binary it runs (the agent's loop).
+CODEX_ROLE = RoleRule(AGENT, args=r"(^|/)codex(\.js)?\s+exec(\s|$)")
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 KEY_VAR = "OPENAI_API_KEY"
@@ -248,7 +253,12 @@ class CodexMcpBackend:
             message = f"{prepared.text}\n\n{block}"
             prepared.details["attachments"] = records
         return ProcessSpec(
-            argv=argv, env=env, cwd=prepared.workdir, timeout_s=None, stdin_text=message
+            argv=argv,
+            env=env,
+            cwd=prepared.workdir,
+            timeout_s=None,
+            stdin_text=message,
+            roles=stack_roles(CODEX_ROLE, self.definition, s),
         )
 
     def outcome(self, prepared: PreparedTask, result: ProcessResult) -> AgentOutcome:

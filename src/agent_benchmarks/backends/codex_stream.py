@@ -56,6 +56,7 @@ def _call_of(item: dict[str, Any]) -> ToolCall | None:
             error=(message or "failed") if failed or message else None,
             result_bytes=len(output.encode()),
             output=output[:OUTPUT_CHARS],
+            output_chars=len(output),
         )
     if kind == "command_execution":
         output = str(item.get("aggregated_output") or "")
@@ -64,6 +65,7 @@ def _call_of(item: dict[str, Any]) -> ToolCall | None:
             args={"command": item.get("command")},
             error=None if item.get("exit_code") in (0, None) else f"exit {item.get('exit_code')}",
             output=output[:OUTPUT_CHARS],
+            output_chars=len(output),
         )
     if kind in ("file_change", "web_search", "collab_tool_call", "image_view"):
         args = {k: v for k, v in item.items() if k not in ("id", "type", "status")}

@@ -33,6 +33,7 @@ from agent_benchmarks.datasets import sha256_file
 from agent_benchmarks.environ import current as current_environment
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.isolation.process import ProcessResult, ProcessSpec
+from agent_benchmarks.isolation.resources import AGENT, ENGINE, RoleRule
 from agent_benchmarks.provenance import default_run_dir
 from agent_benchmarks.records import ToolCall
 from agent_benchmarks.search import (
@@ -47,6 +48,13 @@ from agent_benchmarks.search import (
 from agent_benchmarks.spec import Options, option
 
 NAME = "lightpanda-native"
+# One process is the whole stack: its resource figures are one role, and say so.
+NATIVE_ROLE = RoleRule(
+    f"{ENGINE}+{AGENT}",
+    exe=r"^lightpanda$",
+    note="lightpanda agent: its agent loop and its browser engine are one process, measured "
+    "together",
+)
 
 # Providers whose key Lightpanda reads from the environment; checked before a run starts
 # so a missing key is one clear message rather than N failed tasks.
@@ -227,7 +235,9 @@ class LightpandaBackend:
         for pattern in prepared.block_urls:
             argv += ["--block-urls", pattern]
         argv += lightpanda_web_args(prepared.web)
-        return ProcessSpec(argv=argv, env=env, cwd=prepared.workdir, timeout_s=None)
+        return ProcessSpec(
+            argv=argv, env=env, cwd=prepared.workdir, timeout_s=None, roles=(NATIVE_ROLE,)
+        )
 
     def outcome(self, prepared: PreparedTask, result: ProcessResult) -> AgentOutcome:
         summary = read_trace(prepared.workdir / "trace.jsonl")

@@ -43,7 +43,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agent_benchmarks.isolation.resources import ResourceSampler, RoleRule, proc_stat
 from agent_benchmarks.isolation.scratch import temp_root
+from agent_benchmarks.records import ResourceUse
 
 MARKER_ENV = "AGENT_BENCHMARKS_ATTEMPT"
 
@@ -98,6 +100,11 @@ class ProcessSpec:
     # The value of MARKER_ENV its processes carry; None -> a fresh one. A remote executor
     # picks it, so that a guard outliving a lost worker can find them.
     marker: str | None = None
+    # What its processes cost (isolation/resources.py): sampled every this many seconds
+    # (None: not measured), each process given its role by the first of ``roles`` it
+    # matches (the backend's).
+    sample_interval_s: float | None = None
+    roles: tuple[RoleRule, ...] = ()
 
 
 @dataclass
@@ -124,6 +131,8 @@ class ProcessResult:
     # Why it has no outcome of its own: the node or worker running it was lost (its
     # row is an infrastructure failure, error_class node_lost, retried on resume).
     lost: str | None = None
+    # Its processes' memory and CPU by role, up to its end (None: not sampled).
+    resources: ResourceUse | None = None
 
 
 class AttemptNotBegun(Exception):
@@ -365,10 +374,16 @@ def run_process(
     pipes = _Pipes(proc, stdin_bytes, pidfd)
     leader = str(proc.pid)
     _LEADERS.add(leader)
+    sampler = _sampler(spec, proc.pid, marker, str(tmpdir), cgroup)
+    resources: ResourceUse | None = None
     try:
         timed_out, interrupted = _supervise(proc.pid, pipes, spec.timeout_s, started, cancel)
         ran_s = time.monotonic() - started
+        if sampler is not None:  # its last sample: the agent exited, its leftovers not killed
+            resources = sampler.finish()
     finally:
+        if sampler is not None:
+            sampler.stop()
         # Also on KeyboardInterrupt or a bug above: nothing this attempt started outlives it.
         try:
             try:
@@ -384,6 +399,8 @@ def run_process(
         os.close(pidfd)
         pipes.close()
         cgroup_oom = cgroup is not None and cgroup.oom_kills() > 0
+        if cgroup is not None and resources is not None:
+            resources = cgroup.with_peak(resources)
         if cgroup is not None:
             cgroup.remove()
         if own_tmpdir:
@@ -424,7 +441,19 @@ def run_process(
         memory_method=method,
         stray_killed=stray_killed,
         queued_s=queued_s,
+        resources=resources,
     )
+
+
+def _sampler(
+    spec: ProcessSpec, leader: int, marker: str, tmpdir: str, cgroup: _AttemptCgroup | None
+) -> ResourceSampler | None:
+    """The attempt's resource sampler, started (None when the spec asks for none). Its
+    processes are its cgroup's members, or else as :class:`_UncappedMembers` finds them."""
+    if spec.sample_interval_s is None:
+        return None
+    members = cgroup.members if cgroup is not None else _UncappedMembers(leader, marker, tmpdir)
+    return ResourceSampler(leader, members, spec.roles, spec.sample_interval_s).start()
 
 
 def kill_strays(marker_value: str) -> int:
@@ -718,9 +747,7 @@ def _marked_pids(
     # Run after every attempt over every process of the machine, so /proc is read raw: a
     # third of the time psutil takes to parse each environment into a dict. Kernel threads
     # and zombies have an empty environment; processes we may not read are not ours.
-    variable = f"{MARKER_ENV}={marker}\0".encode()
-    any_marker = f"{MARKER_ENV}=".encode()
-    folder = tmpdir.encode() if tmpdir is not None else None
+    marks = _Marks(marker, tmpdir)
     pids = []
     for entry in os.scandir("/proc"):
         name = entry.name
@@ -731,21 +758,92 @@ def _marked_pids(
             born_since is not None and started is not None and started < born_since
         ):
             continue
+        if marks.on(name):
+            pids.append(int(name))
+    return pids
+
+
+class _Marks:
+    """What makes a process the attempt's: its marker in the environment, or (for one with
+    no marker at all) its private temp folder in the arguments."""
+
+    def __init__(self, marker: str, tmpdir: str | None):
+        self.variable = f"{MARKER_ENV}={marker}\0".encode()
+        self.any_marker = f"{MARKER_ENV}=".encode()
+        self.folder = tmpdir.encode() if tmpdir is not None else None
+
+    def on(self, name: str) -> bool:
+        """Whether the process /proc/``name`` carries them (False: gone, or not ours to
+        read)."""
         try:
             with open(f"/proc/{name}/environ", "rb", buffering=0) as fh:
                 environ = fh.read()
-            if environ.startswith(variable) or b"\0" + variable in environ:
-                pids.append(int(name))
-            elif folder is not None and not (
+            if environ.startswith(self.variable) or b"\0" + self.variable in environ:
+                return True
+            if self.folder is not None and not (
                 # Another attempt's process: its arguments cannot name our private folder.
-                environ.startswith(any_marker) or b"\0" + any_marker in environ
+                environ.startswith(self.any_marker) or b"\0" + self.any_marker in environ
             ):
                 with open(f"/proc/{name}/cmdline", "rb", buffering=0) as fh:
-                    if folder in fh.read():  # the arguments, NUL-separated
-                        pids.append(int(name))
-        except OSError:  # gone meanwhile, or not ours to read
-            continue
-    return pids
+                    return self.folder in fh.read()  # the arguments, NUL-separated
+        except OSError:
+            pass
+        return False
+
+
+class _UncappedMembers:
+    """An uncapped attempt's processes, sample after sample, for its resource sampler:
+    those carrying its marks (:class:`_Marks`, as the sweep finds them), and those
+    descending from them (a program may start its children with an environment of its
+    own: Codex its MCP servers). Of the processes started since its leader, each is read
+    once, its marks and its parent then (descent runs from parent to child at its birth):
+    later samples only read the new ones."""
+
+    def __init__(self, leader: int, marker: str, tmpdir: str):
+        self._leader = leader
+        self._born_since = _start_ticks(leader)
+        self._marks = _Marks(marker, tmpdir)
+        # By /proc name: (start ticks, marked, parent pid) of each process read.
+        self._read: dict[str, tuple[int, bool, int]] = {}
+
+    def __call__(self) -> set[int]:
+        others = _LEADERS - {str(self._leader)}
+        current: dict[str, tuple[int, bool, int]] = {}
+        for entry in os.scandir("/proc"):
+            name = entry.name
+            if name in others:
+                continue
+            started = _STARTS.ticks(name, entry.inode())
+            if not isinstance(started, int) or (
+                self._born_since is not None and started < self._born_since
+            ):
+                continue
+            known = self._read.get(name)
+            if known is None or known[0] != started:  # new, or a pid given again
+                parent = _parent_of(name)
+                if parent is None:
+                    continue
+                known = (started, self._marks.on(name), parent)
+            current[name] = known
+        self._read = current  # the gone forgotten
+        children: dict[int, list[int]] = {}
+        for name, (_, _, parent) in current.items():
+            children.setdefault(parent, []).append(int(name))
+        found = {int(name) for name, (_, marked, _) in current.items() if marked}
+        frontier = [*found, self._leader]
+        while frontier:
+            pid = frontier.pop()
+            for child in children.get(pid, ()):
+                if child not in found:
+                    found.add(child)
+                    frontier.append(child)
+        return found
+
+
+def _parent_of(name: str) -> int | None:
+    """The parent of the process /proc/``name``; None if it is gone."""
+    stat = proc_stat(int(name))
+    return stat.ppid if stat is not None else None
 
 
 class _StartTimes:
@@ -785,18 +883,8 @@ _STARTS = _StartTimes()
 
 def _start_ticks(pid: int) -> int | None:
     """When ``pid`` started, in clock ticks since boot; None if it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb", buffering=0) as fh:
-            stat = fh.read()
-    except OSError:
-        return None
-    # "pid (comm) state ppid ...": comm may hold spaces and parentheses, so split after the
-    # last ")"; starttime is the 22nd field, the 20th after comm.
-    fields = stat[stat.rfind(b")") + 2 :].split()
-    try:
-        return int(fields[19])
-    except (IndexError, ValueError):
-        return None
+    stat = proc_stat(pid)
+    return stat.started if stat is not None else None
 
 
 def _kill_pids(pids: Iterable[int]) -> set[int]:
@@ -956,6 +1044,18 @@ class _AttemptCgroup:
             attempted |= found
             killed |= _kill_pids(found)
         return killed
+
+    def with_peak(self, resources: ResourceUse) -> ResourceUse:
+        """``resources`` with the attempt's peak the kernel counted in this cgroup (every
+        page charged to it, page cache included), where the cgroup has that counter."""
+        counter = "memory.peak" if self.method == CGROUP_V2 else "memory.max_usage_in_bytes"
+        try:
+            peak = int((self.path / counter).read_text())
+        except (OSError, ValueError):
+            return resources
+        return resources.model_copy(
+            update={"peak_bytes": peak, "peak_source": f"{self.method} {counter}"}
+        )
 
     def oom_kills(self) -> int:
         """How many processes the kernel OOM-killed in this cgroup."""

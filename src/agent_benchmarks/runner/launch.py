@@ -34,12 +34,14 @@ from agent_benchmarks.datasets import (
 )
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.isolation.process import memory_cap_method
+from agent_benchmarks.isolation.resources import this_machine
 from agent_benchmarks.isolation.scratch import temp_root_warning
 from agent_benchmarks.pricing import PriceTable, load_price_table
 from agent_benchmarks.prompts import PROMPT_NAMES, STANDARD, default_prompt_name, prompt_variant
 from agent_benchmarks.provenance import build_manifest, git_state, utc_now
 from agent_benchmarks.records import Manifest, Mode, RunSession, Scores, Task
 from agent_benchmarks.redact import redact_argv
+from agent_benchmarks.runner.autosize import PoolSizing, resources_manifest
 from agent_benchmarks.runner.claim import FolderLock, claim_new_folder, lock_folder
 from agent_benchmarks.runner.engine import AttemptRunner, RunOutcome
 from agent_benchmarks.runner.executor import Executor, LocalPool
@@ -51,7 +53,13 @@ from agent_benchmarks.runner.session import (
     prompted_session,
 )
 from agent_benchmarks.scoring.scorecard import Grader, grade_and_report, read_manifest
-from agent_benchmarks.spec import RUN_FIELDS, NoOptions, Options, RunSpec
+from agent_benchmarks.spec import (
+    DEFAULT_RESOURCE_SAMPLE_MS,
+    RUN_FIELDS,
+    NoOptions,
+    Options,
+    RunSpec,
+)
 from agent_benchmarks.storage import PredictionsStream, current_task_id, write_json_atomic
 from agent_benchmarks.suite import SuiteDef, get_backend, get_suite, load_ref
 from agent_benchmarks.web.archive import WaczArchive, WebArchive, open_archive
@@ -251,6 +259,8 @@ def prepare(spec: RunSpec, prog: str, argv: Sequence[str]) -> PreparedRun:
         spec.timeout = spec.timeout or definition.timeout_for(suite)
         if spec.memory_max_mb is None:
             spec.memory_max_mb = definition.default_memory_max_mb
+        if spec.resource_sample_ms is None:
+            spec.resource_sample_ms = DEFAULT_RESOURCE_SAMPLE_MS
     # A scripted model is named as such in the manifest and never priced, whatever id the
     # driven program had to be given (Claude Code insists on a real model id). The model
     # the program runs: given, or the program's own default where the backend knows it.
@@ -420,6 +430,7 @@ def open_run(
             price_model=None if getattr(p.backend, "prices_own_rows", False) else p.model,
             retry_empty=p.empty_retry,
             web=web,
+            sample_interval_s=(spec.resource_sample_ms or 0) / 1000 or None,
         )
         yield OpenRun(p, manifest, session, runner, this_session)
 
@@ -527,8 +538,6 @@ def attach_executor(executor: Executor, prepared: PreparedRun) -> dict[str, Any]
 def launch(spec: RunSpec, prog: str, argv: Sequence[str]) -> int:
     """One run, start to end: its exit status (0 done, 1 every attempt failed or grading
     failed, 130 interrupted)."""
-    from agent_benchmarks.runner.engine import execute
-
     console = Console(stderr=True, soft_wrap=True)
     if (definition := backend_def(spec.runner)).inform is not None:
         status = _inform(definition, spec)
@@ -536,18 +545,7 @@ def launch(spec: RunSpec, prog: str, argv: Sequence[str]) -> int:
             return status
     prepared = prepare(spec, prog, argv)
     try:
-        executor = make_executor(prepared.spec)
-        with executor, open_run(prepared, console, attach_executor(executor, prepared)) as run:
-            outcome = execute(
-                prepared.plan.todo,
-                run.runner,
-                executor,
-                prepared.predictions_path,
-                prepared.suite.title,
-                console,
-            )
-            close_run(run, outcome)
-        return conclude(console, prepared, outcome)
+        return _run(prepared, console)
     finally:
         release(prepared)
 
@@ -556,6 +554,54 @@ def release(prepared: PreparedRun) -> None:
     """Let go of the run's folder (the run has ended, or never started)."""
     if prepared.lock is not None:
         prepared.lock.release()
+
+
+def _run(prepared: PreparedRun, console: Console) -> int:
+    """Run a prepared run's attempts, sizing the pool first under ``--workers auto``."""
+    from agent_benchmarks.runner.engine import execute
+
+    sizing = None
+    if prepared.spec.workers_auto:
+        sizing = PoolSizing(prepared.spec, prepared.run_dir, prepared.backend.name)
+        if not sizing.probe_needed:
+            prepared.spec.workers = sizing.workers(len(prepared.plan.todo))
+            console.print(f"--workers auto: {prepared.spec.workers} worker(s) ({sizing.summary()})")
+    executor = make_executor(prepared.spec)
+    with executor, open_run(prepared, console, attach_executor(executor, prepared)) as run:
+        todo = prepared.plan.todo
+        if sizing is not None and sizing.probe_needed and len(todo) > 1:
+            outcome = _probe_then_sized(prepared, run, executor, console, sizing)
+        else:
+            outcome = execute(
+                todo, run.runner, executor, prepared.predictions_path, prepared.suite.title, console
+            )
+        if sizing is not None:
+            if not sizing.record:  # at most one attempt to run: it was the probe, alone
+                sizing.measure_probe(PredictionsStream(prepared.predictions_path))
+                sizing.workers(len(todo))
+            run.manifest.settings["workers_auto"] = sizing.record
+            if prepared.manifest is None:  # a new run: its workers are the pool's
+                run.manifest.workers = prepared.spec.workers
+        close_run(run, outcome)
+    return conclude(console, prepared, outcome)
+
+
+def _probe_then_sized(
+    prepared: PreparedRun, run: OpenRun, probe: Executor, console: Console, sizing: PoolSizing
+) -> RunOutcome:
+    """``--workers auto`` with no measured attempt of the stack: the first attempt runs
+    alone on ``probe`` (one worker), and its figures size the pool for the rest."""
+    from agent_benchmarks.runner.engine import execute
+
+    todo, title, path = prepared.plan.todo, prepared.suite.title, prepared.predictions_path
+    first = execute(todo[:1], run.runner, probe, path, title, console)
+    if first.interrupted:
+        return first
+    sizing.measure_probe(PredictionsStream(path))
+    prepared.spec.workers = sizing.workers(len(todo) - 1)
+    console.print(f"--workers auto: {prepared.spec.workers} worker(s) ({sizing.summary()})")
+    with make_executor(prepared.spec) as rest:
+        return first.then(execute(todo[1:], run.runner, rest, path, title, console))
 
 
 def _inform(definition: BackendDef, spec: RunSpec) -> int | None:
@@ -609,7 +655,7 @@ def _new_manifest(p: PreparedRun, session: TaskSession) -> Manifest:
     options = p.definition.options
     defining = {name: spec.backend.get(name) for name in options.run_defining()}
     flags = {name: getattr(spec, name) for name in RUN_FIELDS} | defining
-    return build_manifest(
+    manifest = build_manifest(
         suite=p.suite.name,
         loaded=p.loaded,
         task_ids=[t.id for t in p.tasks],
@@ -633,8 +679,11 @@ def _new_manifest(p: PreparedRun, session: TaskSession) -> Manifest:
             "memory_cap": _memory_cap(spec.memory_max_mb),
             "empty_retry": _empty_retry(p.suite, p.definition, p.empty_retry),
             "web": web_manifest(p),
+            "resources": resources_manifest(spec),
         },
     )
+    manifest.machine = this_machine()
+    return manifest
 
 
 def conclude(console: Console, p: PreparedRun, outcome: RunOutcome) -> int:

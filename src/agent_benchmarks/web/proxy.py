@@ -14,8 +14,10 @@ arrives on that port is the attempt's, HTTPS tunnels included, with nothing aske
 stack but a proxy address: Chromium sends proxy credentials only after a 407 challenge, and
 a challenge to one of its background requests opens a tab of its own that takes the agent's
 place. Each request the proxy answered is a line of ``LOG_DIR/TOKEN.jsonl``: method, URL,
-status, whether the archive had it, and the request's cookie, content type and body. The
-runner reads an attempt's file when the attempt ends.
+status, whether the archive had it, the request's cookie, content type and body, and the
+response's content type and body size (written once the body is sent: closing an
+attempt's port waits for those still being sent). The runner reads an attempt's file
+when the attempt ends.
 
 Run as its own process: pywb runs on gevent, which patches the standard library.
 """
@@ -35,9 +37,11 @@ import json  # noqa: E402
 import os  # noqa: E402
 import re  # noqa: E402
 import sys  # noqa: E402
+import time  # noqa: E402
 from importlib import resources  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+import gevent  # noqa: E402
 import yaml  # noqa: E402
 from gevent.pywsgi import WSGIServer  # noqa: E402
 from pywb.apps.frontendapp import FrontEndApp  # noqa: E402
@@ -52,6 +56,9 @@ _ATTEMPT = "agent_benchmarks.attempt"
 _URL = "agent_benchmarks.url"
 _UNANSWERED = "agent_benchmarks.unanswered"
 _MAX_LOGGED_BODY = 1 << 20
+# How long closing an attempt's port waits for its responses still being sent to be logged
+# (its processes are gone by then: their connections are closing).
+_SENDING_WAIT_S = 2.0
 _CREDENTIAL_HEADERS = frozenset(
     {"authorization", "proxy-authorization", "x-api-key", "x-goog-api-key", "api-key"}
 )
@@ -80,6 +87,7 @@ class ArchiveProxy(FrontEndApp):
         self.log_dir = log_dir
         self.host = host
         self.attempt_servers: dict[str, WSGIServer] = {}
+        self.sending: dict[str, int] = {}  # per attempt, responses whose body is not closed
         self.browser_own = re.compile("|".join(f"(?:{p})" for p in browser_own) or "(?!)")
         super().__init__(config_file=config_file)
 
@@ -106,6 +114,10 @@ class ArchiveProxy(FrontEndApp):
             server = self.attempt_servers.pop(token, None)
             if server is not None:
                 server.close()  # no new connections; those open finish their requests
+            # A request is logged once its body is closed: the runner reads the log next.
+            deadline = time.monotonic() + _SENDING_WAIT_S
+            while self.sending.get(token) and time.monotonic() < deadline:
+                gevent.sleep(0.01)
             body = b""
         else:
             start_response("400 Bad Request", [("Content-Length", "0")])
@@ -134,6 +146,9 @@ class ArchiveProxy(FrontEndApp):
 
         def recording_start_response(status, headers, exc_info=None):
             seen["status"] = int(status.split(" ", 1)[0])
+            for name, value in headers:
+                if name.lower() == "content-type":
+                    seen["response_type"] = value
             return start_response(status, headers, exc_info)
 
         body = super().handle_request(environ, recording_start_response)
@@ -141,8 +156,15 @@ class ArchiveProxy(FrontEndApp):
         # path was not taken. Not its Memento-Datetime header: pywb leaves that out of a
         # fetch()'s response (Sec-Fetch-Mode: cors).
         seen["archived"] = not environ.get(_UNANSWERED)
-        self._log(environ, url, seen)
-        return body
+        # Logged once the body is sent (or the client gone), with its size.
+        token = environ.get(_ATTEMPT) or "unattributed"
+        self.sending[token] = self.sending.get(token, 0) + 1
+
+        def sent(size: int) -> None:
+            self.sending[token] -= 1
+            self._log(environ, url, seen | {"bytes": size})
+
+        return _CountedBody(body, sent)
 
     def _log(self, environ, url: str, seen: dict[str, object]) -> None:
         token = environ.get(_ATTEMPT) or "unattributed"
@@ -155,8 +177,37 @@ class ArchiveProxy(FrontEndApp):
         }
         if seen.get("browser_own"):
             line["browser_own"] = True
+        for key in ("bytes", "response_type"):  # the response: body size, content type
+            if key in seen:
+                line[key] = seen[key]
         with open(self.log_dir / f"{token}.jsonl", "a", encoding="utf-8") as fh:
             fh.write(json.dumps(line) + "\n")
+
+
+class _CountedBody:
+    """A response body passed on as it is, its bytes counted; ``done`` gets the count once,
+    when the server closes it (WSGI servers, and wsgiprox for a tunnel, close the body
+    they were given, whether it was all sent or the client went away)."""
+
+    def __init__(self, body, done):
+        self._body = body
+        self._done = done
+        self._sent = 0
+
+    def __iter__(self):
+        for chunk in self._body:
+            self._sent += len(chunk)
+            yield chunk
+
+    def close(self):
+        try:
+            close = getattr(self._body, "close", None)
+            if close is not None:
+                close()
+        finally:
+            done, self._done = self._done, None
+            if done is not None:
+                done(self._sent)
 
 
 def _kept_header(header: tuple[str, str]) -> tuple[str, str] | None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from agent_benchmarks.records import Fetched
 from agent_benchmarks.web.archive import WaczArchive, WebArchive
 
 # What the manifest says did the proxying, the recording and the replay matching.
@@ -216,6 +217,24 @@ def misses(requests: list[dict[str, Any]]) -> list[str]:
 
 # A row lists at most this many missed URLs (n_misses counts them all).
 MAX_LISTED_MISSES = 50
+
+
+def web_fetched(requests: list[dict[str, Any]]) -> Fetched:
+    """What the browser fetched through the proxy (its own background requests, which the
+    proxy refused, left out): requests, response body bytes and HTML pages answered."""
+    requests = [r for r in requests if not r.get("browser_own")]
+    return Fetched(
+        source="the web archive's proxy",
+        requests=len(requests),
+        bytes=sum(r.get("bytes") or 0 for r in requests),
+        pages=sum(
+            1
+            for r in requests
+            if str(r.get("response_type") or "").startswith("text/html")
+            and r.get("method") == "GET"
+            and 200 <= (r.get("status") or 0) < 300
+        ),
+    )
 
 
 def web_details(mode: WebMode, requests: list[dict[str, Any]]) -> dict[str, Any]:
