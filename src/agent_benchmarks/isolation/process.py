@@ -427,6 +427,87 @@ def kill_strays(marker_value: str) -> int:
     return len(_kill_marked(marker_value, None, exclude=None))
 
 
+def attempt_marker(owner: str) -> str:
+    """A new attempt's marker (the ``marker`` of its :class:`ProcessSpec`), starting with
+    ``owner`` (its run's key), so that whatever of the attempt outlives its harness is
+    found again by the owner's next session (:func:`reap`)."""
+    return f"{owner}-{uuid.uuid4().hex}"
+
+
+@dataclass(frozen=True)
+class Reaped:
+    processes: int  # processes killed
+    cgroups: int  # memory cgroups removed
+
+
+def reap(prefix: str, folder_prefix: str | None = None) -> Reaped:
+    """Kill every process whose marker starts with ``prefix`` (and, with ``folder_prefix``,
+    every process whose arguments name a path starting with it: Chromium's helpers clear
+    their environment but name their profile in the attempt's temp folder), then remove the
+    memory cgroups made for such markers, wherever in the hierarchy they are. What it found.
+
+    For what a harness killed outright (SIGKILL, a lost machine, a Ray worker gone) left:
+    nothing watches its attempts any more, so their agents run on, a capped agent's shell
+    that was waiting for its slot stays stopped forever (state T: its process group was
+    orphaned from the start, so the kernel never continues it), and their cgroups stay."""
+    variable = f"{MARKER_ENV}={prefix}".encode()
+    folder = folder_prefix.encode() if folder_prefix is not None else None
+    ours = _ancestors()  # this process and those it runs in: never the run's leftovers
+    found = set()
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) in ours:
+            continue
+        try:
+            with open(f"/proc/{entry.name}/environ", "rb", buffering=0) as fh:
+                environ = fh.read()
+            if environ.startswith(variable) or b"\0" + variable in environ:
+                found.add(int(entry.name))
+            elif folder is not None:
+                with open(f"/proc/{entry.name}/cmdline", "rb", buffering=0) as fh:
+                    if folder in fh.read():
+                        found.add(int(entry.name))
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+    killed = _kill_pids(found)
+    removed = 0
+    for cgroup in _leftover_cgroups(f"agent-benchmarks-{prefix}"):
+        killed |= cgroup.kill_members(exclude=0)
+        cgroup.remove()
+        removed += not cgroup.path.exists()
+    return Reaped(processes=len(killed), cgroups=removed)
+
+
+def _ancestors() -> set[int]:
+    """This process and its ancestors, up to the first."""
+    found, pid = set(), os.getpid()
+    while pid > 0 and pid not in found:
+        found.add(pid)
+        try:
+            with open(f"/proc/{pid}/stat", "rb", buffering=0) as fh:
+                stat = fh.read()
+        except OSError:
+            break
+        pid = int(stat[stat.rfind(b")") + 2 :].split()[1])  # the ppid, after the state
+    return found
+
+
+def _leftover_cgroups(name_prefix: str) -> list[_AttemptCgroup]:
+    """The attempts' cgroups whose name starts with ``name_prefix``, anywhere in the memory
+    hierarchy: a harness started from another shell or service lives in another cgroup than
+    the one that made them."""
+    method = memory_cap_method()
+    mount = _cgroup_mounts().get(method or "")
+    if mount is None:
+        return []
+    found = []
+    for root, folders, _ in os.walk(mount):
+        for name in folders:
+            if name.startswith(name_prefix):
+                found.append(_AttemptCgroup(method, Path(root, name)))  # type: ignore[arg-type]
+        folders[:] = [f for f in folders if not f.startswith(name_prefix)]
+    return found
+
+
 @functools.cache
 def memory_cap_method() -> str | None:
     """The memory cap this machine offers: "cgroup-v2", "cgroup-v1" or "rlimit"."""
@@ -846,7 +927,8 @@ def _memory_cap() -> tuple[str | None, Path | None]:
     return RLIMIT, None
 
 
-def _cgroup_candidates() -> list[tuple[str, Path]]:
+def _cgroup_mounts() -> dict[str, Path]:
+    """Where the cgroup v2 hierarchy and the v1 memory hierarchy are mounted."""
     mounts: dict[str, Path] = {}
     with suppress(OSError), open("/proc/self/mounts") as lines:
         for line in lines:
@@ -855,6 +937,11 @@ def _cgroup_candidates() -> list[tuple[str, Path]]:
                 mounts.setdefault(CGROUP_V2, Path(mount_point))
             elif fs_type == "cgroup" and "memory" in options.split(","):
                 mounts.setdefault(CGROUP_V1, Path(mount_point))
+    return mounts
+
+
+def _cgroup_candidates() -> list[tuple[str, Path]]:
+    mounts = _cgroup_mounts()
     ours: dict[str, str] = {}
     with suppress(OSError), open("/proc/self/cgroup") as lines:
         for line in lines:
