@@ -69,7 +69,7 @@ def run_sweep(path: Path, console: Console) -> int:
     prepared = _prepare_cells(sweep, todo) if todo else []
     sweep.write_record(cells)  # once every cell can start: a refused sweep writes nothing
     if prepared:
-        executor = make_executor(prepared[0].spec)
+        executor = make_executor(prepared[0].spec, sweep.out_dir)
         with executor, ExitStack() as running:
             runs = [
                 running.enter_context(open_run(p, console, attach_executor(executor, p)))

@@ -34,6 +34,7 @@ from agent_benchmarks.datasets import (
 )
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.isolation.process import memory_cap_method
+from agent_benchmarks.isolation.scratch import run_key
 from agent_benchmarks.pricing import PriceTable, load_price_table
 from agent_benchmarks.prompts import PROMPT_NAMES, STANDARD, default_prompt_name, prompt_variant
 from agent_benchmarks.provenance import build_manifest, git_state, utc_now
@@ -453,12 +454,13 @@ def web_settings(p: PreparedRun, web: WebProxy) -> dict[str, Any]:
     return {"mode": web.mode, "archive": p.web_archive.describe()}
 
 
-def make_executor(spec: RunSpec) -> Executor:
-    """The executor the spec names."""
+def make_executor(spec: RunSpec, owner: Path | None = None) -> Executor:
+    """The executor the spec names, for the run (or sweep) in folder ``owner``."""
     if spec.executor.kind == "ray":
         from agent_benchmarks.runner.ray_executor import RayExecutor
 
-        return RayExecutor(spec.workers, address=spec.executor.address)
+        key = run_key(owner) if owner is not None else None
+        return RayExecutor(spec.workers, address=spec.executor.address, owner=key)
     return LocalPool(spec.workers)
 
 
@@ -469,6 +471,9 @@ def attach_executor(executor: Executor, prepared: PreparedRun) -> dict[str, Any]
     probe = getattr(prepared.backend, "program_probe", None)
     if probe is not None:
         executor.check_programs(prepared.backend.programs(), probe())
+    else:
+        executor.check_programs({}, None)
+    prepared.warnings.extend(executor.left_out())
     prepared.spec.executor.service_host = executor.service_host
     return executor.describe()
 
@@ -484,7 +489,7 @@ def launch(spec: RunSpec, prog: str, argv: Sequence[str]) -> int:
         if status is not None:
             return status
     prepared = prepare(spec, prog, argv)
-    executor = make_executor(prepared.spec)
+    executor = make_executor(prepared.spec, prepared.run_dir)
     with executor, open_run(prepared, console, attach_executor(executor, prepared)) as run:
         outcome = execute(
             prepared.plan.todo,
