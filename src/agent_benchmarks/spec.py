@@ -185,6 +185,9 @@ class RunSpec(BaseModel):
     # WARC archive folder web_archive (absolute); None is live.
     web: Literal["live", "record", "replay"] | None = None
     web_archive: str | None = None
+    # CA certificate files (absolute) the recording proxy trusts beside the system's (a
+    # local site's own test CA): which sites this session records, not what the run is.
+    web_trust: list[str] = Field(default_factory=list)
 
     # The backend's, the suite's and the grader's own fields, by name (their Options).
     backend: dict[str, Any] = Field(default_factory=dict)

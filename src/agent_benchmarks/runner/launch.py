@@ -15,6 +15,7 @@ value, because a run must not change what it measures halfway.
 from __future__ import annotations
 
 import shlex
+import ssl
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -400,6 +401,18 @@ def close_run(run: OpenRun, outcome: RunOutcome) -> None:
 
 def _check_web(spec: RunSpec, prog: str) -> WebArchive | WaczArchive | None:
     """The archive of ``--web record|replay``, checked; None for the live web."""
+    if spec.web_trust and spec.web != "record":
+        raise InputError(
+            "--web-trust: only a recording checks certificates (--web record ARCHIVE); "
+            f"this run's web is {spec.web or 'live'}"
+        )
+    for path in spec.web_trust:
+        try:
+            ssl.create_default_context(cafile=path)
+        except (OSError, ssl.SSLError) as exc:
+            raise InputError(
+                f"--web-trust {path}: not a PEM file of CA certificates ({exc})"
+            ) from None
     if spec.web in (None, "live"):
         return None
     assert spec.web_archive is not None
@@ -428,7 +441,11 @@ def web_proxy(p: PreparedRun) -> Iterator[WebProxy | None]:
         # A Chromium stack trusts the archive's CA from an NSS database the run makes.
         nss_db = getattr(p.backend, "web_nss_db", False)
         with WebProxy(
-            p.spec.web, p.web_archive, host=p.spec.executor.service_host, nss_db=nss_db
+            p.spec.web,
+            p.web_archive,
+            host=p.spec.executor.service_host,
+            nss_db=nss_db,
+            trust=[Path(path) for path in p.spec.web_trust],
         ) as proxy:
             yield proxy
     except ProxyFailed as exc:
@@ -445,13 +462,22 @@ def web_manifest(p: PreparedRun) -> dict[str, Any]:
         "proxy": WEB_PROXY_DESCRIPTION,
         "routing": getattr(p.backend, "web_routing", None),
         "rules_sha256": rules_sha256(),
+        **_trusted(p),
     }
 
 
 def web_settings(p: PreparedRun, web: WebProxy) -> dict[str, Any]:
     """What a resumed session records of the archive it ran on."""
     assert p.web_archive is not None
-    return {"mode": web.mode, "archive": p.web_archive.describe()}
+    return {"mode": web.mode, "archive": p.web_archive.describe(), **_trusted(p)}
+
+
+def _trusted(p: PreparedRun) -> dict[str, Any]:
+    """A recording's trust: the system's store and the --web-trust files, by content."""
+    if p.spec.web != "record":
+        return {}
+    extra = [{"path": path, "sha256": sha256_file(Path(path))} for path in p.spec.web_trust]
+    return {"trusted": {"system": ssl.get_default_verify_paths().cafile, "extra": extra}}
 
 
 def make_executor(spec: RunSpec, owner: Path | None = None) -> Executor:
