@@ -63,6 +63,8 @@ _GONE_WAIT_S = 1.0
 # each read a buffer that big (os.read allocates it, then shrinks it): 17 µs per read at
 # 1 MB against 0.8 µs at 64 KB, and an agent's stderr comes in many small writes.
 _READ_CHUNK = 1 << 16
+# How far back before a read a give_up_on match may start.
+_GIVE_UP_LOOKBACK = 4096
 
 # The rlimit OOM heuristic (an rlimit makes allocations fail instead of reporting anything):
 # with a cap set, an attempt that was neither timed out nor cancelled counts as out of
@@ -96,6 +98,10 @@ class ProcessSpec:
     # The value of MARKER_ENV its processes carry; None -> a fresh one. A remote executor
     # picks it, so that a guard outliving a lost worker can find them.
     marker: str | None = None
+    # A regular expression: once a line of the agent's stdout shows it (an agent that would
+    # wait without end, such as Codex reconnecting to a model nothing answers for), its
+    # processes are killed and the result's ``gave_up`` holds what it said.
+    give_up_on: str | None = None
 
 
 @dataclass
@@ -122,6 +128,7 @@ class ProcessResult:
     # Why it has no outcome of its own: the node or worker running it was lost (its
     # row is an infrastructure failure, error_class node_lost, retried on resume).
     lost: str | None = None
+    gave_up: str | None = None  # what the agent printed that matched give_up_on
 
 
 class AttemptNotBegun(Exception):
@@ -356,7 +363,7 @@ def run_process(
     if gated:
         _let_go(pidfd)
 
-    pipes = _Pipes(proc, stdin_bytes, pidfd)
+    pipes = _Pipes(proc, stdin_bytes, pidfd, spec.give_up_on)
     leader = str(proc.pid)
     _LEADERS.add(leader)
     try:
@@ -418,6 +425,7 @@ def run_process(
         memory_method=method,
         stray_killed=stray_killed,
         queued_s=queued_s,
+        gave_up=pipes.gave_up,
     )
 
 
@@ -535,6 +543,9 @@ def _supervise(
             interrupted = True
             _signal_group(pgid, signal.SIGTERM)
             kill_at = now + _TERM_GRACE_S
+        if pipes.gave_up is not None and kill_at is None:
+            _signal_group(pgid, signal.SIGTERM)
+            kill_at = now + _TERM_GRACE_S
         if deadline is not None and now >= deadline and kill_at is None:
             timed_out = True
             _signal_group(pgid, signal.SIGTERM)
@@ -556,8 +567,16 @@ def _supervise(
 class _Pipes:
     """The child's pipes and its pidfd, served by one poll() loop in the calling thread."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], stdin_bytes: bytes | None, pidfd: int):
+    def __init__(
+        self,
+        proc: subprocess.Popen[bytes],
+        stdin_bytes: bytes | None,
+        pidfd: int,
+        give_up_on: str | None = None,
+    ):
         self._proc = proc
+        self._give_up_on = re.compile(give_up_on.encode()) if give_up_on else None
+        self.gave_up: str | None = None
         self._poller = select.poll()
         self._pidfd = pidfd
         self._poller.register(pidfd, select.POLLIN)
@@ -613,6 +632,12 @@ class _Pipes:
         data = os.read(fd, _READ_CHUNK)
         if data:
             self._buffers[fd] += data
+            if self._give_up_on is not None and fd == self._out_fd and self.gave_up is None:
+                # The lines this read completed (a line may span two reads).
+                tail = self._buffers[fd][-(len(data) + _GIVE_UP_LOOKBACK) :]
+                lines = tail[: tail.rfind(b"\n") + 1]
+                if (match := self._give_up_on.search(lines)) is not None:
+                    self.gave_up = match.group().decode("utf-8", errors="replace").strip()
         else:
             self._open.discard(fd)
             self._poller.unregister(fd)
