@@ -503,16 +503,13 @@ def _leftover_cgroups(name_prefix: str) -> list[_AttemptCgroup]:
     """The attempts' cgroups whose name starts with ``name_prefix``, anywhere in the memory
     hierarchy: a harness started from another shell or service lives in another cgroup than
     the one that made them."""
-    method = memory_cap_method()
-    mount = _cgroup_mounts().get(method or "")
-    if mount is None:
-        return []
     found = []
-    for root, folders, _ in os.walk(mount):
-        for name in folders:
-            if name.startswith(name_prefix):
-                found.append(_AttemptCgroup(method, Path(root, name)))  # type: ignore[arg-type]
-        folders[:] = [f for f in folders if not f.startswith(name_prefix)]
+    for method, mount in _cgroup_mounts().items():
+        for root, folders, _ in os.walk(mount):
+            for name in folders:
+                if name.startswith(name_prefix):
+                    found.append(_AttemptCgroup(method, Path(root, name)))
+            folders[:] = [f for f in folders if not f.startswith(name_prefix)]
     return found
 
 

@@ -117,6 +117,26 @@ _GUARD_CODE = (
 )
 
 
+def _staging_with_guard(marker: str) -> tuple[Path, subprocess.Popen[bytes]]:
+    """A new staging folder (private, its marker in a file) and its guard, started first."""
+    while True:
+        staging = Path(tempfile.gettempdir()) / f"{STAGING_PREFIX}{uuid.uuid4().hex[:8]}"
+        guard = _guard(marker, staging)
+        try:
+            staging.mkdir(mode=0o700)
+            (staging / _MARKER_FILE).write_text(marker)
+        except FileExistsError:
+            guard.kill()
+            guard.wait()
+            continue
+        except BaseException:
+            guard.kill()
+            guard.wait()
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        return staging, guard
+
+
 def _guard(marker: str, staging: Path) -> subprocess.Popen[bytes]:
     """A process outliving this worker: if the worker dies (its node lost, the raylet
     killed), it kills the attempt's processes, which carry ``marker``, removes their memory
@@ -165,12 +185,10 @@ def run_on_node(spec: ProcessSpec, files: bytes, temp_files: bytes) -> tuple[Pro
     import ray
 
     node = f"{socket.gethostname()}/{ray.get_runtime_context().get_node_id()[:12]}"
-    # The driver's marker names the run (a resume reaps what is left of it). A worker that
-    # dies before its guard starts leaves the folder to the next probe (clear_dead_staging).
+    # The driver's marker names the run (a resume reaps what is left of it). The guard is
+    # started before the folder is made, so no staging folder is ever without one.
     marker = spec.marker or uuid.uuid4().hex
-    staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX))
-    (staging / _MARKER_FILE).write_text(marker)
-    guard = _guard(marker, staging)
+    staging, guard = _staging_with_guard(marker)
     try:
         workdir, tmpdir = staging / "work", staging / "tmp"
         unpack(temp_files, tmpdir)
