@@ -585,3 +585,18 @@ def test_a_ray_address_nothing_answers_on_is_one_error_naming_it(tmp_path):
     assert from_env.returncode == 2
     assert f"error: RAY_ADDRESS={address}: no Ray cluster answers there" in from_env.stderr
     assert not run_dir.exists()
+
+
+def test_the_scaling_benchmark_runs_the_same_attempts_on_each_node_count():
+    # benchmarks/ray_scaling.py measures what this executor exists for: it must keep
+    # running (its figures are in agent-benchmarks.md), whatever its numbers.
+    done = subprocess.run(
+        [
+            sys.executable, str(REPO / "benchmarks" / "ray_scaling.py"), "--nodes", "1,2",
+            "--cpus-per-node", "1", "--attempts", "4", "--wait-s", "0.2", "--no-local",
+        ],
+        cwd=REPO, env={**os.environ, **ENV}, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "ray, 1 node(s):" in done.stderr and "ray, 2 node(s):" in done.stderr
+    assert "4 attempts of a stand-in agent that waits 0.2 s" in " ".join(done.stderr.split())
