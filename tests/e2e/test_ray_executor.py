@@ -118,6 +118,7 @@ def _graded(run_dir: Path) -> dict:
     }
 
 
+@pytest.mark.timeout(1300)  # covers the commands it runs (their timeouts)
 def test_a_ray_run_gives_the_rows_and_scores_a_local_run_gives(cluster, tmp_path):
     local, on_ray = tmp_path / "local", tmp_path / "ray"
     done = run_cli("localweb-run", "--workers", "2", "--out-dir", str(local), env=ENV, timeout=600)
@@ -166,6 +167,7 @@ def test_a_ray_run_gives_the_rows_and_scores_a_local_run_gives(cluster, tmp_path
     assert not _attempt_processes(local, on_ray)
 
 
+@pytest.mark.timeout(700)  # covers the commands it runs (their timeouts)
 @pytest.mark.parametrize(
     "command",
     [
@@ -240,6 +242,7 @@ def _start_slow_ray_run(cluster, run_dir: Path, limit: int) -> subprocess.Popen[
     )
 
 
+@pytest.mark.timeout(1300)  # covers the commands it runs (their timeouts)
 def test_a_lost_node_gives_infrastructure_rows_and_a_clean_resume(cluster, tmp_path):
     run_dir = tmp_path / "run"
     driver = _start_slow_ray_run(cluster, run_dir, limit=6)
@@ -302,6 +305,7 @@ def _sigkill_node(node) -> None:
             proc.kill()
 
 
+@pytest.mark.timeout(700)  # covers the commands it runs (their timeouts)
 def test_a_resume_right_after_a_node_and_the_harness_were_killed_runs_on_the_others(tmp_path):
     with _cluster({"num_cpus": 1}, {"num_cpus": 1}) as cluster:
         run_dir = tmp_path / "run"
@@ -363,6 +367,7 @@ def test_a_cluster_bound_to_loopback_is_reachable_by_its_loopback_address(tmp_pa
     assert node["address"] == "127.0.0.1"
 
 
+@pytest.mark.timeout(800)  # covers the commands it runs (their timeouts)
 def test_an_interrupted_ray_run_cancels_its_tasks_and_resumes_locally(cluster, tmp_path):
     run_dir = tmp_path / "run"
     driver = _start_slow_ray_run(cluster, run_dir, limit=4)
@@ -416,6 +421,7 @@ def test_a_node_with_other_program_versions_is_refused_by_name(tmp_path):
     assert odd.node_id[:12] in message  # the odd node, named by its id
 
 
+@pytest.mark.timeout(700)  # covers the commands it runs (their timeouts)
 def test_a_ray_started_for_the_run_runs_it_and_leaves_nothing(tmp_path, request):
     run_dir = tmp_path / "run"
     # The driver's temp folder is this test's (short: Ray's socket paths must stay under
@@ -455,6 +461,7 @@ def _sweep(path: Path, *extra: str, env: dict[str, str] | None = None):
     return run_cli("agent-benchmarks", "sweep", str(path), *extra, env=env or ENV, timeout=900)
 
 
+@pytest.mark.timeout(3000)  # covers the commands it runs (their timeouts)
 def test_a_sweep_runs_is_interrupted_and_completes_without_repeating_a_cell(cluster, tmp_path):
     out = tmp_path / "sweep"
     path = tmp_path / "stacks.toml"
@@ -587,6 +594,7 @@ def test_a_ray_address_nothing_answers_on_is_one_error_naming_it(tmp_path):
     assert not run_dir.exists()
 
 
+@pytest.mark.timeout(700)  # covers the commands it runs (their timeouts)
 def test_the_scaling_benchmark_runs_the_same_attempts_on_each_node_count():
     # benchmarks/ray_scaling.py measures what this executor exists for: it must keep
     # running (its figures are in agent-benchmarks.md), whatever its numbers.

@@ -123,6 +123,7 @@ def _holding(root: Path, der: bytes) -> list[Path]:
     return [db for db in root.rglob("cert9.db") if der in db.read_bytes()]
 
 
+@pytest.mark.timeout(700)  # covers the commands it runs (their timeouts)
 @pytest.mark.parametrize(("runner", "scheme", "form"), CASES, ids=["-".join(c) for c in CASES])
 def test_a_localweb_run_recorded_replays_offline_with_the_same_answers_and_scores(
     runner: str, scheme: str, form: str, tmp_path: Path, request: pytest.FixtureRequest
@@ -247,6 +248,7 @@ def _recorded_urls(archive: Path) -> list[str]:
     return urls
 
 
+@pytest.mark.timeout(700)  # covers the commands it runs (their timeouts)
 @pytest.mark.parametrize("runner", ["native", "claude-mcp-chromium"])
 def test_a_site_whose_certificate_nobody_trusts_is_refused_through_the_recording_proxy(
     runner: str, tmp_path: Path
