@@ -35,9 +35,9 @@ from tests.support import (
     write_jsonl,
 )
 
-# The module's runs (a fixture of the first test that needs them) and each test's own
-# commands: 600 s and 300 s of timeouts, which the limit covers.
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(700)]
+# The module's three runs (a fixture of the first test that needs them) and each test's own
+# commands (at most three): 300 s of timeout each, which the limit covers.
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1000)]
 
 MB = 1 << 20
 TASKS = "deal-price,catalogue-price,home-links"
@@ -66,7 +66,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             "--out-dir",
             str(run_dir),
             env=no_api_keys(),
-            timeout=600,
+            timeout=300,
         )
         assert proc.returncode == 0, proc.stderr[-3000:]
         assert not left_running(run_dir)
