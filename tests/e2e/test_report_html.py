@@ -89,14 +89,14 @@ def test_report_renders_in_chromium(tmp_path: Path, browser: Any) -> None:
     for name in ("scatter", "durations", "cost-per-success"):
         box = page.locator(f'figure[data-chart="{name}"] svg').bounding_box()
         assert box is not None and box["width"] > 300 and box["height"] > 100, name
-    assert page.locator('figure[data-chart="scatter"] circle.point').count() == 2
-    assert page.locator('figure[data-chart="scatter"] line.ci').count() == 2
-    assert page.locator('figure[data-chart="durations"] rect.box').count() == 2
+    assert page.locator('figure[data-chart="scatter"] [id^="scatter-point-"]').count() == 2
+    assert page.locator('figure[data-chart="scatter"] [id^="scatter-ci-"]').count() == 2
+    assert page.locator('figure[data-chart="durations"] [id^="durations-box-"]').count() == 2
     assert page.locator('figure[data-chart="heatmap"] tbody tr').count() == 10
     assert page.locator('figure[data-chart="heatmap"] div.cell').count() == 20
     # Memory and CPU per success for the stack that measured them, tokens for both.
     cost_chart = page.locator('figure[data-chart="cost-per-success"]')
-    assert cost_chart.locator("rect.bar").count() == 4
+    assert cost_chart.locator('[id^="cost-bar-"]').count() == 4
     assert cost_chart.inner_text().count("not measured") == 2
 
     # The evidence the reader needs is on the page.
