@@ -58,3 +58,7 @@ def kept_note(call: ToolCall) -> str:
     if call.output_chars is not None and call.output_chars > len(call.output):
         return f"the row keeps {len(call.output):,} of the reply's {call.output_chars:,} characters"
     return ""
+
+
+def pretty_json(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=1, default=str)

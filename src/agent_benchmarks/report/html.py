@@ -135,12 +135,19 @@ def html_pieces(
     attempt_href: AttemptHref | None = None,
     title: str = TITLE,
     crumbs: Sequence[tuple[str, str]] = (),
+    refresh: int | None = None,
 ) -> Iterator[str]:
     """The HTML report in pieces, in order, to be written as they come (see traces)."""
     by_dir = {str(run.run_dir): run for run in runs}
     groups = [GroupPage(group, by_dir, attempt_href) for group in report.groups]
     return stream(
-        "report.html.j2", report=report, groups=groups, heat=heat, title=title, crumbs=crumbs
+        "report.html.j2",
+        report=report,
+        groups=groups,
+        heat=heat,
+        title=title,
+        crumbs=crumbs,
+        refresh=refresh,
     )
 
 

@@ -9,6 +9,7 @@ to hundreds of megabytes.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from functools import cache
 from typing import Any
@@ -28,7 +29,17 @@ def environment() -> Any:
         lstrip_blocks=True,
     )
     env.globals.update(fmt=fmt, attempts=attempts, refresh=None, crumbs=())
+    env.filters["units"] = keep_units
     return env
+
+
+_UNIT = re.compile(r"(?<=\d) (?=(?:s|ms|MB|KB|GB|tok|tokens|pages|req|pp)\b)")
+
+
+def keep_units(text: str) -> str:
+    """A figure's number and its unit on one line (a no-break space between them): a
+    narrow column may wrap a cell between figures, never inside one."""
+    return _UNIT.sub("\u00a0", text)
 
 
 def stream(name: str, **context: Any) -> Iterator[str]:

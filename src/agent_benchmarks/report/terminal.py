@@ -18,8 +18,8 @@ from rich.table import Table as RichTable
 
 from agent_benchmarks.report.tables import Column, Table
 
-# The narrowest a folding text column is given, in characters.
-MIN_TEXT = 12
+# A word of free text longer than this may be folded; shorter words wrap whole.
+MAX_WORD = 24
 BOX = box.SQUARE
 
 
@@ -36,10 +36,13 @@ class _Shown:
 
     def width(self, items: Any) -> int:
         """The narrowest this column can be: its widest figure (figures never wrap), or
-        ``MIN_TEXT`` for folding text, and the longest word of its head."""
-        cells = [cell_len(self.cell(item)) for item in items]
-        widest = max(cells, default=0)
-        body = widest if self.column.figure else min(widest, MIN_TEXT)
+        its longest word (up to ``MAX_WORD``) for text, and the longest word of its head."""
+        texts = [self.cell(item) for item in items]
+        if self.column.figure:
+            body = max((cell_len(t) for t in texts), default=0)
+        else:  # text wraps between words, and folds only a word longer than MAX_WORD
+            body = max((cell_len(w) for t in texts for w in t.split()), default=0)
+            body = min(body, MAX_WORD)
         head = max((cell_len(word) for word in self.head().split()), default=0)
         return max(body, head, 1)
 
