@@ -72,13 +72,19 @@ def lock_holder(run_dir: Path) -> int | None:
         return None
     major, minor = os.major(st.st_dev), os.minor(st.st_dev)
     for line in locks.splitlines():
-        # "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF" (device numbers in hex)
+        # "1: FLOCK  ADVISORY  WRITE 1234 fe:00:5678 0 EOF" (device numbers in hex); a
+        # process waiting for a lock has "->" before FLOCK, and holds nothing.
         parts = line.split()
-        if len(parts) < 6 or parts[1] != "FLOCK" or parts[-4].count(":") != 2:
+        if len(parts) < 6 or parts[1] != "FLOCK":
             continue
-        dev_major, dev_minor, inode = parts[-4].split(":")
-        if int(inode) == st.st_ino and int(dev_major, 16) == major and int(dev_minor, 16) == minor:
-            return int(parts[-5])
+        pid, device = parts[4], parts[5]
+        dev_major, dev_minor, inode = [*device.split(":"), "", "", ""][:3]
+        try:
+            same = (int(inode), int(dev_major, 16), int(dev_minor, 16)) == (st.st_ino, major, minor)
+        except ValueError:
+            continue
+        if same:
+            return int(pid)
     return None
 
 
