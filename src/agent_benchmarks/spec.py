@@ -189,6 +189,9 @@ class RunSpec(BaseModel):
     # WARC archive folder web_archive (absolute); None is live.
     web: Literal["live", "record", "replay"] | None = None
     web_archive: str | None = None
+    # CA certificate files (absolute) the recording proxy trusts beside the system's (a
+    # local site's own test CA): which sites this session records, not what the run is.
+    web_trust: list[str] = Field(default_factory=list)
     # How often each attempt's processes are sampled for their memory and CPU, in ms (0:
     # not measured; None: the default, or for a run from before it existed, not measured).
     resource_sample_ms: int | None = Field(None, ge=0)

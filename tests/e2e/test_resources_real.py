@@ -35,7 +35,9 @@ from tests.support import (
     write_jsonl,
 )
 
-pytestmark = pytest.mark.e2e
+# The module's runs (a fixture of the first test that needs them) and each test's own
+# commands: 600 s and 300 s of timeouts, which the limit covers.
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(700)]
 
 MB = 1 << 20
 TASKS = "deal-price,catalogue-price,home-links"

@@ -114,6 +114,12 @@ BUILT_IN_TOOLS = (
 # and are denied here.
 UPSTREAM_BUILT_INS = ("TodoWrite", "LS")
 SURFACE_BUILT_INS: dict[str, tuple[str, ...]] = {"upstream": UPSTREAM_BUILT_INS, "strict": ()}
+# What the requests of the pinned Claude Code (2.1.330) offer the model beside the MCP
+# tools, on either surface (seen by the scripted model: tests/e2e/test_mcp_runner.py): no
+# built-in tool, and one reserved name, which it describes as "Reserved placeholder that
+# keeps deferred tool loading active; never call this tool."
+PINNED_CLAUDE_CODE = "2.1.330"
+SENT_BESIDE_MCP = ("DeferredToolPlaceholder",)
 
 # What Claude Code must not phone home or update while measured.
 QUIET_ENV = {

@@ -316,6 +316,14 @@ def add_run_args(parser: argparse.ArgumentParser) -> None:
         "or replay ARCHIVE (served from ARCHIVE alone: nothing reaches the network, and what "
         "it lacks is a recorded miss)",
     )
+    group.add_argument(
+        "--web-trust",
+        action="append",
+        metavar="PEM",
+        help="with --web record: a CA certificate file the recording proxy trusts beside the "
+        "system's trust store, such as a local site's own test CA (repeatable). A site whose "
+        "certificate neither holds is not recorded: the stack meets it as it would live",
+    )
     group.add_argument("--out-dir", type=Path, help="run folder (default: results/<suite>/<UTC>)")
     group.add_argument(
         "--resume",

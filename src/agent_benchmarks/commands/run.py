@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from agent_benchmarks.backends.base import BackendDef
 from agent_benchmarks.commands.args import (
@@ -114,6 +115,7 @@ def spec_from_args(
         scripted_model=getattr(args, "scripted_model", None),
         web=web,
         web_archive=web_archive,
+        web_trust=[str(Path(p).absolute()) for p in args.web_trust or []],
         backend=options_values(definition.options, args),
         suite_options=options_values(suite_options(suite), args),
         grading=options_values(grading_options(suite), args),

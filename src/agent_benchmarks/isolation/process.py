@@ -67,6 +67,8 @@ _GONE_WAIT_S = 1.0
 # each read a buffer that big (os.read allocates it, then shrinks it): 17 µs per read at
 # 1 MB against 0.8 µs at 64 KB, and an agent's stderr comes in many small writes.
 _READ_CHUNK = 1 << 16
+# How far back before a read a give_up_on match may start.
+_GIVE_UP_LOOKBACK = 4096
 
 # The rlimit OOM heuristic (an rlimit makes allocations fail instead of reporting anything):
 # with a cap set, an attempt that was neither timed out nor cancelled counts as out of
@@ -105,6 +107,10 @@ class ProcessSpec:
     # matches (the backend's).
     sample_interval_s: float | None = None
     roles: tuple[RoleRule, ...] = ()
+    # A regular expression: once a line of the agent's stdout shows it (an agent that would
+    # wait without end, such as Codex reconnecting to a model nothing answers for), its
+    # processes are killed and the result's ``gave_up`` holds what it said.
+    give_up_on: str | None = None
 
 
 @dataclass
@@ -133,6 +139,7 @@ class ProcessResult:
     lost: str | None = None
     # Its processes' memory and CPU by role, up to its end (None: not sampled).
     resources: ResourceUse | None = None
+    gave_up: str | None = None  # what the agent printed that matched give_up_on
 
 
 class AttemptNotBegun(Exception):
@@ -371,7 +378,7 @@ def run_process(
     if gated:
         _let_go(pidfd)
 
-    pipes = _Pipes(proc, stdin_bytes, pidfd)
+    pipes = _Pipes(proc, stdin_bytes, pidfd, spec.give_up_on)
     leader = str(proc.pid)
     _LEADERS.add(leader)
     sampler = _sampler(spec, proc.pid, marker, str(tmpdir), cgroup)
@@ -442,6 +449,7 @@ def run_process(
         stray_killed=stray_killed,
         queued_s=queued_s,
         resources=resources,
+        gave_up=pipes.gave_up,
     )
 
 
@@ -460,6 +468,84 @@ def kill_strays(marker_value: str) -> int:
     """SIGKILL every process whose environment has ``MARKER_ENV=marker_value``, wait until
     they are gone (reaping those that are our children) and return how many were killed."""
     return len(_kill_marked(marker_value, None, exclude=None))
+
+
+def attempt_marker(owner: str) -> str:
+    """A new attempt's marker (the ``marker`` of its :class:`ProcessSpec`), starting with
+    ``owner`` (its run's key), so that whatever of the attempt outlives its harness is
+    found again by the owner's next session (:func:`reap`)."""
+    return f"{owner}-{uuid.uuid4().hex}"
+
+
+@dataclass(frozen=True)
+class Reaped:
+    processes: int  # processes killed
+    cgroups: int  # memory cgroups removed
+
+
+def reap(prefix: str, folder_prefix: str | None = None) -> Reaped:
+    """Kill every process whose marker starts with ``prefix`` (and, with ``folder_prefix``,
+    every process whose arguments name a path starting with it: Chromium's helpers clear
+    their environment but name their profile in the attempt's temp folder), then remove the
+    memory cgroups made for such markers, wherever in the hierarchy they are. What it found.
+
+    For what a harness killed outright (SIGKILL, a lost machine, a Ray worker gone) left:
+    nothing watches its attempts any more, so their agents run on, a capped agent's shell
+    that was waiting for its slot stays stopped forever (state T: its process group was
+    orphaned from the start, so the kernel never continues it), and their cgroups stay."""
+    variable = f"{MARKER_ENV}={prefix}".encode()
+    folder = folder_prefix.encode() if folder_prefix is not None else None
+    ours = _ancestors()  # this process and those it runs in: never the run's leftovers
+    found = set()
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) in ours:
+            continue
+        try:
+            with open(f"/proc/{entry.name}/environ", "rb", buffering=0) as fh:
+                environ = fh.read()
+            if environ.startswith(variable) or b"\0" + variable in environ:
+                found.add(int(entry.name))
+            elif folder is not None:
+                with open(f"/proc/{entry.name}/cmdline", "rb", buffering=0) as fh:
+                    if folder in fh.read():
+                        found.add(int(entry.name))
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+    killed = _kill_pids(found)
+    removed = 0
+    for cgroup in _leftover_cgroups(f"agent-benchmarks-{prefix}"):
+        killed |= cgroup.kill_members(exclude=0)
+        cgroup.remove()
+        removed += not cgroup.path.exists()
+    return Reaped(processes=len(killed), cgroups=removed)
+
+
+def _ancestors() -> set[int]:
+    """This process and its ancestors, up to the first."""
+    found, pid = set(), os.getpid()
+    while pid > 0 and pid not in found:
+        found.add(pid)
+        try:
+            with open(f"/proc/{pid}/stat", "rb", buffering=0) as fh:
+                stat = fh.read()
+        except OSError:
+            break
+        pid = int(stat[stat.rfind(b")") + 2 :].split()[1])  # the ppid, after the state
+    return found
+
+
+def _leftover_cgroups(name_prefix: str) -> list[_AttemptCgroup]:
+    """The attempts' cgroups whose name starts with ``name_prefix``, anywhere in the memory
+    hierarchy: a harness started from another shell or service lives in another cgroup than
+    the one that made them."""
+    found = []
+    for method, mount in _cgroup_mounts().items():
+        for root, folders, _ in os.walk(mount):
+            for name in folders:
+                if name.startswith(name_prefix):
+                    found.append(_AttemptCgroup(method, Path(root, name)))
+            folders[:] = [f for f in folders if not f.startswith(name_prefix)]
+    return found
 
 
 @functools.cache
@@ -489,6 +575,9 @@ def _supervise(
             interrupted = True
             _signal_group(pgid, signal.SIGTERM)
             kill_at = now + _TERM_GRACE_S
+        if pipes.gave_up is not None and kill_at is None:
+            _signal_group(pgid, signal.SIGTERM)
+            kill_at = now + _TERM_GRACE_S
         if deadline is not None and now >= deadline and kill_at is None:
             timed_out = True
             _signal_group(pgid, signal.SIGTERM)
@@ -510,8 +599,16 @@ def _supervise(
 class _Pipes:
     """The child's pipes and its pidfd, served by one poll() loop in the calling thread."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], stdin_bytes: bytes | None, pidfd: int):
+    def __init__(
+        self,
+        proc: subprocess.Popen[bytes],
+        stdin_bytes: bytes | None,
+        pidfd: int,
+        give_up_on: str | None = None,
+    ):
         self._proc = proc
+        self._give_up_on = re.compile(give_up_on.encode()) if give_up_on else None
+        self.gave_up: str | None = None
         self._poller = select.poll()
         self._pidfd = pidfd
         self._poller.register(pidfd, select.POLLIN)
@@ -567,6 +664,12 @@ class _Pipes:
         data = os.read(fd, _READ_CHUNK)
         if data:
             self._buffers[fd] += data
+            if self._give_up_on is not None and fd == self._out_fd and self.gave_up is None:
+                # The lines this read completed (a line may span two reads).
+                tail = self._buffers[fd][-(len(data) + _GIVE_UP_LOOKBACK) :]
+                lines = tail[: tail.rfind(b"\n") + 1]
+                if (match := self._give_up_on.search(lines)) is not None:
+                    self.gave_up = match.group().decode("utf-8", errors="replace").strip()
         else:
             self._open.discard(fd)
             self._poller.unregister(fd)
@@ -940,7 +1043,8 @@ def _memory_cap() -> tuple[str | None, Path | None]:
     return RLIMIT, None
 
 
-def _cgroup_candidates() -> list[tuple[str, Path]]:
+def _cgroup_mounts() -> dict[str, Path]:
+    """Where the cgroup v2 hierarchy and the v1 memory hierarchy are mounted."""
     mounts: dict[str, Path] = {}
     with suppress(OSError), open("/proc/self/mounts") as lines:
         for line in lines:
@@ -949,6 +1053,11 @@ def _cgroup_candidates() -> list[tuple[str, Path]]:
                 mounts.setdefault(CGROUP_V2, Path(mount_point))
             elif fs_type == "cgroup" and "memory" in options.split(","):
                 mounts.setdefault(CGROUP_V1, Path(mount_point))
+    return mounts
+
+
+def _cgroup_candidates() -> list[tuple[str, Path]]:
+    mounts = _cgroup_mounts()
     ours: dict[str, str] = {}
     with suppress(OSError), open("/proc/self/cgroup") as lines:
         for line in lines:

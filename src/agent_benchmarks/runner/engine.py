@@ -33,8 +33,19 @@ from typing import Any
 from rich.console import Console
 
 from agent_benchmarks.backends.base import AgentOutcome, Backend, PreparedTask, with_reply_sizes
-from agent_benchmarks.isolation.process import AttemptNotBegun, ProcessResult, run_process
-from agent_benchmarks.isolation.scratch import AttemptTempFolders, sweep_attempt_tmpdirs
+from agent_benchmarks.isolation.process import (
+    AttemptNotBegun,
+    ProcessResult,
+    attempt_marker,
+    reap,
+    run_process,
+)
+from agent_benchmarks.isolation.scratch import (
+    AttemptTempFolders,
+    run_key,
+    run_tmpdir_prefix,
+    sweep_attempt_tmpdirs,
+)
 from agent_benchmarks.pricing import PriceTable
 from agent_benchmarks.records import Fetched, PredictionRow, ResourceUse, Status, Task, ToolCall
 from agent_benchmarks.redact import redact_text
@@ -88,6 +99,9 @@ class AttemptRunner:
 
     def __post_init__(self) -> None:
         self.temp_folders = AttemptTempFolders(self.run_dir)
+        # Each attempt's marker starts with it: a later session of the run finds what a
+        # harness killed outright left (clean_up_after_earlier_sessions).
+        self.key = run_key(self.run_dir)
 
     def workdir(self, key: AttemptKey) -> Path:
         safe_id = re.sub(r"[^A-Za-z0-9_.-]", "_", key.task_id)[:80].lstrip(".") or "_"
@@ -153,6 +167,7 @@ class AttemptRunner:
                 tmpdir=tmpdir,
                 workdir=workdir,
                 sample_interval_s=self.sample_interval_s,
+                marker=attempt_marker(self.key),
             )
             result = launch(spec, cancel)
             with self._lock:
@@ -413,6 +428,28 @@ class _Interrupts:
             self.progress.note("[yellow]interrupt:[/] killing the running tasks")
 
 
+def clean_up_after_earlier_sessions(run_dir: Path, console: Console | None) -> None:
+    """What a harness killed outright (SIGKILL, a lost machine) left of this run, removed
+    by the run's next session before it starts its own: its attempts' processes (agents
+    still running, capped agents' shells stopped until a slot that never came), their
+    memory cgroups and their temp folders. Another run's are never touched: they carry
+    another run's key."""
+    key = run_key(run_dir)
+    reaped = reap(f"{key}-", folder_prefix=run_tmpdir_prefix(run_dir))
+    left = sweep_attempt_tmpdirs(run_dir)
+    found = [
+        f"{count} {what}"
+        for count, what in (
+            (reaped.processes, "process(es)"),
+            (reaped.cgroups, "memory cgroup(s)"),
+            (len(left), "temp folder(s)"),
+        )
+        if count
+    ]
+    if found and console is not None:
+        console.print(f"removed {', '.join(found)} an earlier session of this run left ({run_dir})")
+
+
 @dataclass(frozen=True)
 class Lane:
     """One run folder's share of an execution: its attempts, the runner that runs them and
@@ -447,15 +484,8 @@ def execute_lanes(
     written = [0] * len(lanes)
     killed = [0] * len(lanes)
     busy = [0.0] * len(lanes)
-    # A harness killed outright (SIGKILL, a lost machine) never removed its attempts' temp
-    # folders: this run's next session does, before starting its own.
     for lane in lanes:
-        left = sweep_attempt_tmpdirs(lane.runner.run_dir)
-        if left and console is not None:
-            console.print(
-                f"removed {len(left)} temp folder(s) an earlier session of this run left "
-                f"({lane.runner.run_dir})"
-            )
+        clean_up_after_earlier_sessions(lane.runner.run_dir, console)
     lane_of = {id(lane.runner): i for i, lane in enumerate(lanes)}
     work = [(lane.runner, key) for lane in lanes for key in lane.keys]
     with (

@@ -15,6 +15,7 @@ value, because a run must not change what it measures halfway.
 from __future__ import annotations
 
 import shlex
+import ssl
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -35,7 +36,7 @@ from agent_benchmarks.datasets import (
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.isolation.process import memory_cap_method
 from agent_benchmarks.isolation.resources import this_machine
-from agent_benchmarks.isolation.scratch import temp_root_warning
+from agent_benchmarks.isolation.scratch import run_key, temp_root_warning
 from agent_benchmarks.pricing import PriceTable, load_price_table
 from agent_benchmarks.prompts import PROMPT_NAMES, STANDARD, default_prompt_name, prompt_variant
 from agent_benchmarks.provenance import build_manifest, git_state, utc_now
@@ -461,6 +462,18 @@ def close_run(run: OpenRun, outcome: RunOutcome) -> None:
 
 def _check_web(spec: RunSpec, prog: str) -> WebArchive | WaczArchive | None:
     """The archive of ``--web record|replay``, checked; None for the live web."""
+    if spec.web_trust and spec.web != "record":
+        raise InputError(
+            "--web-trust: only a recording checks certificates (--web record ARCHIVE); "
+            f"this run's web is {spec.web or 'live'}"
+        )
+    for path in spec.web_trust:
+        try:
+            ssl.create_default_context(cafile=path)
+        except (OSError, ssl.SSLError) as exc:
+            raise InputError(
+                f"--web-trust {path}: not a PEM file of CA certificates ({exc})"
+            ) from None
     if spec.web in (None, "live"):
         return None
     assert spec.web_archive is not None
@@ -489,7 +502,11 @@ def web_proxy(p: PreparedRun) -> Iterator[WebProxy | None]:
         # A Chromium stack trusts the archive's CA from an NSS database the run makes.
         nss_db = getattr(p.backend, "web_nss_db", False)
         with WebProxy(
-            p.spec.web, p.web_archive, host=p.spec.executor.service_host, nss_db=nss_db
+            p.spec.web,
+            p.web_archive,
+            host=p.spec.executor.service_host,
+            nss_db=nss_db,
+            trust=[Path(path) for path in p.spec.web_trust],
         ) as proxy:
             yield proxy
     except ProxyFailed as exc:
@@ -506,21 +523,31 @@ def web_manifest(p: PreparedRun) -> dict[str, Any]:
         "proxy": WEB_PROXY_DESCRIPTION,
         "routing": getattr(p.backend, "web_routing", None),
         "rules_sha256": rules_sha256(),
+        **_trusted(p),
     }
 
 
 def web_settings(p: PreparedRun, web: WebProxy) -> dict[str, Any]:
     """What a resumed session records of the archive it ran on."""
     assert p.web_archive is not None
-    return {"mode": web.mode, "archive": p.web_archive.describe()}
+    return {"mode": web.mode, "archive": p.web_archive.describe(), **_trusted(p)}
 
 
-def make_executor(spec: RunSpec) -> Executor:
-    """The executor the spec names."""
+def _trusted(p: PreparedRun) -> dict[str, Any]:
+    """A recording's trust: the system's store and the --web-trust files, by content."""
+    if p.spec.web != "record":
+        return {}
+    extra = [{"path": path, "sha256": sha256_file(Path(path))} for path in p.spec.web_trust]
+    return {"trusted": {"system": ssl.get_default_verify_paths().cafile, "extra": extra}}
+
+
+def make_executor(spec: RunSpec, owner: Path | None = None) -> Executor:
+    """The executor the spec names, for the run (or sweep) in folder ``owner``."""
     if spec.executor.kind == "ray":
         from agent_benchmarks.runner.ray_executor import RayExecutor
 
-        return RayExecutor(spec.workers, address=spec.executor.address)
+        key = run_key(owner) if owner is not None else None
+        return RayExecutor(spec.workers, address=spec.executor.address, owner=key)
     return LocalPool(spec.workers)
 
 
@@ -531,6 +558,9 @@ def attach_executor(executor: Executor, prepared: PreparedRun) -> dict[str, Any]
     probe = getattr(prepared.backend, "program_probe", None)
     if probe is not None:
         executor.check_programs(prepared.backend.programs(), probe())
+    else:
+        executor.check_programs({}, None)
+    prepared.warnings.extend(executor.left_out())
     prepared.spec.executor.service_host = executor.service_host
     return executor.describe()
 
@@ -566,7 +596,7 @@ def _run(prepared: PreparedRun, console: Console) -> int:
         if not sizing.probe_needed:
             prepared.spec.workers = sizing.workers(len(prepared.plan.todo))
             console.print(f"--workers auto: {prepared.spec.workers} worker(s) ({sizing.summary()})")
-    executor = make_executor(prepared.spec)
+    executor = make_executor(prepared.spec, prepared.run_dir)
     with executor, open_run(prepared, console, attach_executor(executor, prepared)) as run:
         todo = prepared.plan.todo
         if sizing is not None and sizing.probe_needed and len(todo) > 1:
@@ -600,7 +630,7 @@ def _probe_then_sized(
     sizing.measure_probe(PredictionsStream(path))
     prepared.spec.workers = sizing.workers(len(todo) - 1)
     console.print(f"--workers auto: {prepared.spec.workers} worker(s) ({sizing.summary()})")
-    with make_executor(prepared.spec) as rest:
+    with make_executor(prepared.spec, prepared.run_dir) as rest:
         return first.then(execute(todo[1:], run.runner, rest, path, title, console))
 
 
