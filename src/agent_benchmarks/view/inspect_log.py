@@ -20,8 +20,9 @@ maps to what (the README's reference says the same, with what has no place there
 
 The target is left empty: gold answers stay in scores.json and do not travel with a log
 that may be shared, as with the HTML report. Rows record the model's tool calls, not its
-turns, so each call is its own assistant message, and there are no events (the viewer's
-transcript is empty; its messages show the episode).
+turns, so each call is its own assistant message; the transcript holds a tool event per
+call (its latency as its working time) and the scores, every event stamped with the run's
+start (rows keep no time per call), and no model events (rows keep no model requests).
 """
 
 from __future__ import annotations
@@ -72,6 +73,29 @@ def _messages(row: PredictionRow) -> list[Any]:
     return messages
 
 
+def _events(row: PredictionRow, scores: dict[str, Any], at: str | None) -> list[Any]:
+    """The transcript: each tool call as a tool event (its reply, error and latency), then
+    the scores. Rows record each call's latency, not its time: every event carries the
+    run's start as its timestamp."""
+    from inspect_ai.event import ScoreEvent, ToolEvent
+    from inspect_ai.tool import ToolCallError
+
+    stamp = {"timestamp": at} if at else {}
+    events: list[Any] = [
+        ToolEvent(
+            id=f"call-{n}",
+            function=call.name,
+            arguments=dict(call.args),
+            result=call.output or "",
+            error=ToolCallError("unknown", call.error) if call.error else None,
+            working_time=call.latency_ms / 1000 if call.latency_ms is not None else None,
+            **stamp,
+        )
+        for n, call in enumerate(row.trace, start=1)
+    ]
+    return events + [ScoreEvent(score=score, **stamp) for score in scores.values()]
+
+
 def _scores(entry: TaskScore | None, upstream: dict[str, Any] | None, scorer: str) -> dict:
     from inspect_ai.scorer import Score
 
@@ -116,6 +140,7 @@ def _sample(
     model: str,
     scorer: str,
     timeout_s: float | None,
+    started: str | None,
 ) -> Any:
     from inspect_ai.log import EvalError, EvalSample, EvalSampleLimit
     from inspect_ai.model import ModelOutput
@@ -136,6 +161,7 @@ def _sample(
         "details": row.details,
         "resources": row.resources.model_dump() if row.resources is not None else None,
     }
+    scores = _scores(entry, upstream, scorer)
     return EvalSample(
         id=row.id,
         epoch=row.attempt,
@@ -143,7 +169,8 @@ def _sample(
         target="",
         messages=_messages(row),
         output=ModelOutput.from_content(model=model, content=row.prediction or ""),
-        scores=_scores(entry, upstream, scorer),
+        scores=scores,
+        events=_events(row, scores, started),
         metadata=metadata,
         model_usage={model: _usage(row)},
         total_time=row.duration_s,
@@ -200,6 +227,7 @@ def eval_log(run_dir: Path) -> tuple[Any, int]:
             model,
             scorer,
             timeout_s,
+            manifest.started_at if manifest is not None else None,
         )
         for row in _rows(run)
     ]
