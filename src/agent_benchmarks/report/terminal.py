@@ -15,6 +15,7 @@ from rich import box
 from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table as RichTable
+from rich.text import Text
 
 from agent_benchmarks.report.tables import Column, Table
 
@@ -81,10 +82,13 @@ def render(table: Table[Any], width: int) -> tuple[RichTable, list[Column[Any]]]
     shown, dropped = fit(table, width)
     out = RichTable(title=table.title or None, box=BOX, width=None)
     for s in shown:
+        # A head wraps between its words even over a figure column (rich's no_wrap would
+        # otherwise hold it on one line and widen the column past what fit() counted).
+        head = Text(s.head(), no_wrap=False)
         if s.column.figure:
-            out.add_column(s.head(), no_wrap=True, min_width=s.width(table.items))
+            out.add_column(head, no_wrap=True, width=s.width(table.items))
         else:
-            out.add_column(s.head(), overflow="fold")
+            out.add_column(head, overflow="fold")
     for item in table.items:
         out.add_row(*(s.cell(item) for s in shown))
     return out, dropped
