@@ -166,7 +166,7 @@ def _print_audit(audit: LeakAudit, console: Console) -> None:
 
 def leak_audit_command(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(
-        prog="leak-audit",
+        prog="agent-benchmarks leak-audit",
         description="Flag attempts whose tool calls visited a benchmark mirror (Hugging Face "
         "dataset or Space pages, known copies, local dataset caches) or used the task's id "
         "in a URL or argument, and show accuracy with them counted wrong. Exit 1 when "
@@ -189,5 +189,6 @@ def leak_audit_command(argv: Sequence[str]) -> int:
 
 @entry
 def leak_audit_main(argv: Sequence[str] | None = None) -> int:
-    """The ``leak-audit`` console script."""
+    """The ``leak-audit`` console script: the command's old name, kept as an alias of
+    ``agent-benchmarks leak-audit``."""
     return leak_audit_command(list(sys.argv[1:] if argv is None else argv))
