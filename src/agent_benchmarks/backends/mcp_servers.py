@@ -643,7 +643,7 @@ def probe_tools(server: dict[str, Any], scratch: Path, flag: str) -> dict[str, l
         said = _tail(scratch / PROBE_STDERR)
         raise InputError(
             f"{flag}: its MCP server did not list its tools "
-            f"({type(exc).__name__}: {exc}); check its install (see README)"
+            f"({type(exc).__name__}: {exc}); check its install (docs/mcp.md, prerequisites)"
             + (f"; its stderr ended: {said}" if said else "")
         ) from None
 

@@ -1,4 +1,4 @@
-"""The report's charts, drawn by matplotlib and inlined as SVG (agent-benchmarks.md says
+"""The report's charts, drawn by matplotlib and inlined as SVG (docs/viewing.md says
 why matplotlib): success against cost per success with the intervals, what a success cost
 (memory, CPU, tokens), and each stack's durations as box-and-strip plots.
 

@@ -2,7 +2,7 @@
 
 The log is built from inspect-ai's own records and written by its own writer
 (``write_eval_log``, the ``.eval`` format), so any tool that reads Inspect logs reads it. What
-maps to what (the README's reference says the same, with what has no place there):
+maps to what (docs/viewing.md says the same, with what has no place there):
 
 - the run → the log: its suite is the task, its stack the solver (one plan step with the
   manifest's settings), its model the model, its manifest's programs the packages, and the
