@@ -16,6 +16,16 @@ from tests.unit.report_builders import Attempt, make_run, task_ids
 pytestmark = pytest.mark.e2e
 
 HOSTILE_ANSWER = "<script>alert('answer')</script>"
+PAGE_WIDTH = 1280
+
+
+def _fits(page: Any) -> None:
+    """No horizontal scroll at 1,280 px: the page is no wider than the window (a table too
+    wide scrolls inside itself)."""
+    scroll, client = page.evaluate(
+        "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+    )
+    assert client == PAGE_WIDTH and scroll <= client, (scroll, client)
 
 
 def _runs(root: Path) -> list[Path]:
@@ -67,7 +77,7 @@ def test_report_renders_in_chromium(tmp_path: Path, browser: Any) -> None:
     )
     assert result.returncode == 0, result.stderr
 
-    page = browser.new_page()
+    page = browser.new_page(viewport={"width": PAGE_WIDTH, "height": 900})
     problems: list[str] = []
     requests: list[str] = []
 
@@ -83,6 +93,16 @@ def test_report_renders_in_chromium(tmp_path: Path, browser: Any) -> None:
     page.wait_for_load_state("load")
 
     assert page.title() == "agent-benchmarks comparison"
+    _fits(page)
+    # The scoreboard shows every column, the composite and the verdict at its end included,
+    # within the window or by scrolling inside its own box.
+    board = page.locator("table.scoreboard")
+    heads = board.locator("thead th").all_inner_texts()
+    assert "composite" in heads and heads[-1] == "headline eligible", heads
+    last = board.locator("thead th").last
+    last.scroll_into_view_if_needed()
+    box = last.bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= PAGE_WIDTH, box
     # Three SVG charts and the heat map, each drawn with a real size.
     charts = page.locator("figure.chart")
     assert charts.count() == 4
@@ -113,6 +133,7 @@ def test_report_renders_in_chromium(tmp_path: Path, browser: Any) -> None:
     assert HOSTILE_ANSWER in task.inner_text()
     assert "</td><script>alert(2)</script>" in trace.inner_text()
     assert page.locator("script").count() == 0 and page.locator("img").count() == 0
+    _fits(page)  # an open trace, its long URLs and replies included, fits too
 
     assert problems == []
     assert requests == [out.as_uri()]  # nothing fetched: no CDN, no font, no favicon
