@@ -18,7 +18,7 @@ import pytest
 
 from agent_benchmarks.records import ToolCall
 from agent_benchmarks.report.load import load_runs
-from tests.support import chromium_binary, run_cli
+from tests.support import PAGE_WIDTH, run_cli
 from tests.unit.report_builders import Attempt, make_run
 
 pytestmark = pytest.mark.e2e
@@ -148,29 +148,25 @@ def viewer(tmp_path: Path) -> Iterator[str]:
 
 
 @pytest.mark.timeout(300)
-def test_inspect_view_opens_the_exported_run(viewer: str) -> None:
-    from playwright import sync_api
-
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium_binary(), args=["--no-sandbox"])
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        outside: list[str] = []
-        page.on("request", lambda r: None if r.url.startswith(viewer) else outside.append(r.url))
-        page.goto(viewer)
-        # The log list, then the log, then the sample.
-        page.get_by_text("claude-sonnet-4-6").first.click(timeout=60_000)
-        page.get_by_text("task-00", exact=True).first.click(timeout=60_000)
-        page.wait_for_url("**/samples/sample/task-00/1/**", timeout=60_000)
-        page.wait_for_function(
-            "text => document.body.innerText.includes(text)", arg="Sample task-00", timeout=60_000
-        )
-        body: Any = page.inner_text("body")
-        # The sample's header: its input, the answer and the official scorer's score (0: a
-        # wrong answer), headed by the scorer's name.
-        assert re.search(r"INPUT\s+question task-00", body), body[:2000]
-        assert re.search(r"ANSWER\s+" + re.escape(ANSWER), body), body[:2000]
-        assert re.search(r"GAIA-GRADE\s+0\b", body, re.IGNORECASE), body[:2000]
-        # The tool calls are in the sample's messages.
-        assert "mcp__browser__goto" in body and "mcp__browser__markdown" in body
-        assert outside == []  # the viewer is served whole from 127.0.0.1
-        browser.close()
+def test_inspect_view_opens_the_exported_run(viewer: str, browser: Any) -> None:
+    page = browser.new_page(viewport={"width": PAGE_WIDTH, "height": 900})
+    outside: list[str] = []
+    page.on("request", lambda r: None if r.url.startswith(viewer) else outside.append(r.url))
+    page.goto(viewer)
+    # The log list, then the log, then the sample.
+    page.get_by_text("claude-sonnet-4-6").first.click(timeout=60_000)
+    page.get_by_text("task-00", exact=True).first.click(timeout=60_000)
+    page.wait_for_url("**/samples/sample/task-00/1/**", timeout=60_000)
+    page.wait_for_function(
+        "text => document.body.innerText.includes(text)", arg="Sample task-00", timeout=60_000
+    )
+    body: Any = page.inner_text("body")
+    # The sample's header: its input, the answer and the official scorer's score (0: a
+    # wrong answer), headed by the scorer's name.
+    assert re.search(r"INPUT\s+question task-00", body), body[:2000]
+    assert re.search(r"ANSWER\s+" + re.escape(ANSWER), body), body[:2000]
+    assert re.search(r"GAIA-GRADE\s+0\b", body, re.IGNORECASE), body[:2000]
+    # The tool calls are in the sample's messages.
+    assert "mcp__browser__goto" in body and "mcp__browser__markdown" in body
+    assert outside == []  # the viewer is served whole from 127.0.0.1
+    page.close()

@@ -3,29 +3,18 @@ asks the network for nothing, logs no error, and run text shows as text, never a
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agent_benchmarks.records import ResourceUse, ToolCall
-from tests.support import chromium_binary, run_cli
+from tests.support import PAGE_WIDTH, assert_fits, run_cli
 from tests.unit.report_builders import Attempt, make_run, task_ids
 
 pytestmark = pytest.mark.e2e
 
 HOSTILE_ANSWER = "<script>alert('answer')</script>"
-PAGE_WIDTH = 1280
-
-
-def _fits(page: Any) -> None:
-    """No horizontal scroll at 1,280 px: the page is no wider than the window (a table too
-    wide scrolls inside itself)."""
-    scroll, client = page.evaluate(
-        "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"
-    )
-    assert client == PAGE_WIDTH and scroll <= client, (scroll, client)
 
 
 def _runs(root: Path) -> list[Path]:
@@ -60,16 +49,6 @@ def _runs(root: Path) -> list[Path]:
     ]
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright import sync_api
-
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium_binary(), args=["--no-sandbox"])
-        yield browser
-        browser.close()
-
-
 def test_report_renders_in_chromium(tmp_path: Path, browser: Any) -> None:
     out = tmp_path / "report.html"
     result = run_cli(
@@ -93,7 +72,7 @@ def test_report_renders_in_chromium(tmp_path: Path, browser: Any) -> None:
     page.wait_for_load_state("load")
 
     assert page.title() == "agent-benchmarks comparison"
-    _fits(page)
+    assert_fits(page)
     # The scoreboard shows every column, the composite and the verdict at its end included,
     # within the window or by scrolling inside its own box.
     board = page.locator("table.scoreboard")
@@ -133,7 +112,7 @@ def test_report_renders_in_chromium(tmp_path: Path, browser: Any) -> None:
     assert HOSTILE_ANSWER in task.inner_text()
     assert "</td><script>alert(2)</script>" in trace.inner_text()
     assert page.locator("script").count() == 0 and page.locator("img").count() == 0
-    _fits(page)  # an open trace, its long URLs and replies included, fits too
+    assert_fits(page)  # an open trace, its long URLs and replies included, fits too
 
     assert problems == []
     assert requests == [out.as_uri()]  # nothing fetched: no CDN, no font, no favicon

@@ -16,7 +16,7 @@ import pytest
 
 from agent_benchmarks.records import ToolCall
 from agent_benchmarks.report.load import load_runs
-from tests.support import chromium_binary, run_cli
+from tests.support import PAGE_WIDTH, assert_fits, run_cli
 from tests.unit.report_builders import Attempt, make_run, manifest_for, task_ids
 
 pytestmark = pytest.mark.e2e
@@ -24,7 +24,6 @@ pytestmark = pytest.mark.e2e
 HOSTILE_ANSWER = "<script>alert('answer')</script>"
 HOSTILE_OUTPUT = "<script>alert('output')</script><img src=x onerror=alert(1)>"
 LONG_OUTPUT = "row " * 2_000 + "THE END OF A LONG REPLY"
-PAGE_WIDTH = 1280
 
 
 def _calls(n: int) -> list[ToolCall]:
@@ -103,16 +102,6 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright import sync_api
-
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium_binary(), args=["--no-sandbox"])
-        yield browser
-        browser.close()
-
-
-@pytest.fixture(scope="module")
 def site(results: dict[str, Any]) -> Path:
     result = run_cli("agent-benchmarks", "view", str(results["root"]), env={"COLUMNS": "120"})
     assert result.returncode == 0, result.stderr
@@ -133,14 +122,6 @@ def _open(browser: Any, url: str) -> tuple[Any, list[str]]:
     page.goto(url)
     page.wait_for_load_state("load")
     return page, problems
-
-
-def _fits(page: Any) -> None:
-    """No horizontal scroll at 1,280 px: the page is no wider than the window."""
-    scroll, client = page.evaluate(
-        "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"
-    )
-    assert client == PAGE_WIDTH and scroll <= client, (scroll, client)
 
 
 def _row(page: Any, rel: str) -> dict[str, str]:
@@ -175,17 +156,17 @@ def test_the_index_lists_every_run_with_its_state_and_figures(
     assert running["state"] == "running" and running["attempts"] == "2/10"
     assert running["success"] == "1/2 = 50.0%"
     assert running["stack"] == "agent-browser-chat/chrome · chromium"
-    _fits(page)
+    assert_fits(page)
     # Each run links to its page, which links to its report.
     page.locator('a:text-is("gaia/graded")').click()
     page.wait_for_load_state("load")
     assert "State: graded" in page.inner_text("body")
     assert page.locator("table.attempts tbody tr").count() == 10
-    _fits(page)
+    assert_fits(page)
     page.locator('a:text-is("The run\'s report")').click()
     page.wait_for_load_state("load")
     assert page.locator("figure.chart").count() == 4
-    _fits(page)
+    assert_fits(page)
     assert problems == []
     page.close()
 
@@ -216,7 +197,7 @@ def test_an_attempt_page_shows_every_tool_call_its_output_and_run_text_as_text(
     assert "THE END OF A LONG REPLY" in long_call.inner_text()
     for text in ("Task", "Answer", "Usage", "Resources", "Provenance", "predictions.jsonl line 1"):
         assert text in body, text
-    _fits(page)
+    assert_fits(page)
     assert problems == []
     page.close()
 
@@ -230,7 +211,7 @@ def test_the_report_in_the_view_shows_hostile_text_as_text_and_fits(
     task.locator("summary").click()
     assert HOSTILE_ANSWER in task.inner_text()
     assert page.locator("script").count() == 0
-    _fits(page)
+    assert_fits(page)
     # The trace links to the attempt's own page.
     task.locator('a:text-is("the attempt\'s page")').click()
     page.wait_for_load_state("load")
