@@ -420,17 +420,18 @@ def leaks(group: SuiteComparison) -> Table[Ranked[StackRow]]:
 
 def leak_hits(items: Sequence[tuple[str, LeakHit]]) -> Table[tuple[str, LeakHit]]:
     """Every hit; ``items`` pairs each with its stack's number ("" for one run's audit)."""
+    # On a narrow terminal the task and what it reached stay the longest: they are the hit.
     columns: list[Column[tuple[str, LeakHit]]] = [
-        Column("task", lambda x: x[1].task_id, figure=False),
-        Column("attempt", lambda x: x[1].attempt),
-        Column("call", lambda x: x[1].call_index),
-        Column("tool", lambda x: x[1].tool, figure=False),
-        Column("where", lambda x: x[1].field, figure=False),
-        Column("kind", lambda x: x[1].kind, figure=False),
-        Column("value", lambda x: x[1].value, figure=False, css=lambda x: "mono"),
+        Column("task", lambda x: x[1].task_id, keep=90, figure=False),
+        Column("attempt", lambda x: x[1].attempt, keep=40),
+        Column("call", lambda x: x[1].call_index, keep=30),
+        Column("tool", lambda x: x[1].tool, keep=70, figure=False),
+        Column("where", lambda x: x[1].field, keep=60, figure=False),
+        Column("kind", lambda x: x[1].kind, keep=50, figure=False),
+        Column("value", lambda x: x[1].value, keep=85, figure=False, css=lambda x: "mono"),
     ]
     if any(number for number, _ in items):
-        columns.insert(0, Column("#", lambda x: x[0]))
+        columns.insert(0, Column("#", lambda x: x[0], keep=100))
     return Table(columns, items)
 
 

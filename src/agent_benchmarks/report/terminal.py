@@ -58,8 +58,11 @@ def fit(table: Table[Any], width: int) -> tuple[list[_Shown], list[Column[Any]]]
     """The columns shown at ``width`` (each in full or abbreviated), and those dropped."""
     shown = [_Shown(c) for c in table.columns if c.keep is not None]
     dropped: list[Column[Any]] = []
-    order = sorted(shown, key=lambda s: s.column.keep or 0)
-    for s in order:  # the least kept first
+    # The least kept first; of columns kept alike, the later first (a table's first columns
+    # name its rows).
+    ranked = sorted(enumerate(shown), key=lambda x: (x[1].column.keep or 0, -x[0]))
+    order = [s for _, s in ranked]
+    for s in order:
         if _total(shown, table.items) <= width:
             break
         if s.column.short is not None or s.column.short_head is not None:
