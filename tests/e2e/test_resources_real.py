@@ -140,7 +140,7 @@ def test_compare_shows_each_stacks_cost_and_its_snapshot_weight(
         str(markdown),
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert "resources (all figures" in proc.stdout
+    assert "Resources: memory, CPU and page weight" in proc.stdout
     assert "attempts that fit at once" in markdown.read_text()
     report = ComparisonReport.model_validate_json(out.read_text())
     rows = {Path(r.run_dir).name: r for r in report.groups[0].rows}
