@@ -166,7 +166,12 @@ def test_inspect_view_opens_the_exported_run(viewer: str, browser: Any) -> None:
     assert re.search(r"INPUT\s+question task-00", body), body[:2000]
     assert re.search(r"ANSWER\s+" + re.escape(ANSWER), body), body[:2000]
     assert re.search(r"GAIA-GRADE\s+0\b", body, re.IGNORECASE), body[:2000]
-    # The tool calls are in the sample's messages.
-    assert "mcp__browser__goto" in body and "mcp__browser__markdown" in body
+    # The tool calls are in the sample's messages (the tab renders them when it opens).
+    page.get_by_role("tab", name=re.compile("messages", re.IGNORECASE)).first.click()
+    page.wait_for_function(
+        "names => names.every(name => document.body.innerText.includes(name))",
+        arg=["mcp__browser__goto", "mcp__browser__markdown"],
+        timeout=60_000,
+    )
     assert outside == []  # the viewer is served whole from 127.0.0.1
     page.close()
