@@ -86,7 +86,8 @@ class AssistantBenchScore:
 def _strip_units(text: str) -> str:
     # Every "$", "%" and "sqft" becomes a space; then trim.
     for token in ("$", "%", "sqft"):
-        text = " ".join(text.split(token))
+        if token in text:
+            text = " ".join(text.split(token))
     return text.strip()
 
 
@@ -340,18 +341,19 @@ def _numbers_agree(gold: set[str], predicted: set[str]) -> bool:
 
 def _best_alignment(
     predicted: Sequence[Any], gold: Sequence[Any], pair_score: Callable[[Any, Any], float]
-) -> np.ndarray:
+) -> Sequence[float]:
     """Official ``_align_bags``: one-to-one Hungarian alignment, per-gold best scores.
 
-    The returned array has ``max(len(gold), len(predicted))`` entries, so unmatched items on
-    either side count as 0 when averaged.
+    The returned scores (a list for one item on each side, else numpy's array) are
+    ``max(len(gold), len(predicted))``, so unmatched items on either side count as 0 when
+    averaged.
     """
     if len(gold) == 1 and len(predicted) == 1:
         # One item each: the assignment pairs them (NaN and infinities go on to scipy
         # below, which refuses them as the official code does).
         score = float(pair_score(predicted[0], gold[0]))
         if math.isfinite(score):
-            return np.array([max(0.0, score)])
+            return [max(0.0, score)]
     scores = np.zeros([len(gold), len(predicted)])
     for gi, gold_item in enumerate(gold):
         for pi, pred_item in enumerate(predicted):
