@@ -41,6 +41,7 @@ from pathlib import Path
 from answer_shapes import realistic_pairs
 from measuring import (
     OURS_BIN,
+    Baseline,
     Figure,
     Measurement,
     RunFailed,
@@ -217,10 +218,12 @@ def scorer_parts(python: Path, code: str, pairs_file: Path, suite: str) -> dict[
 
 
 def parts_figures(
+    title: str,
     suite: str,
     specs: list[RowSpec],
     whole_cpu: Figure,
     upstream: Upstream | None,
+    baseline: Baseline | None,
     rounds: int,
     tmp: Path,
 ) -> list[Figure]:
@@ -238,20 +241,19 @@ def parts_figures(
                 scorer_parts(upstream.bin_dir / "python", _UPSTREAM_PARTS, pairs_file, suite)
             )
             upstream_runs[-1]["start-up"] = start_up_cpu(upstream.script(script))
+
+    def both(label: str, part: str, note: str) -> Figure:
+        theirs = median([r[part] for r in upstream_runs]) if upstream_runs else None
+        if baseline is not None:
+            theirs = baseline.get(title, label)
+        return Figure(label, "s", median([r[part] for r in ours_runs]), theirs, note)
+
     official = median([r["official"] for r in ours_runs])
-    start_up = Figure(
-        f"{script} --help: CPU",
-        "s",
-        median([r["start-up"] for r in ours_runs]),
-        median([r["start-up"] for r in upstream_runs]) if upstream_runs else None,
-        note="start-up: imports, argument parsing, exit",
+    matching = both(
+        f"{suite}: upstream's matching, in-process CPU", "matching", "the same work on both sides"
     )
-    matching = Figure(
-        f"{suite}: upstream's matching, in-process CPU",
-        "s",
-        median([r["matching"] for r in ours_runs]),
-        median([r["matching"] for r in upstream_runs]) if upstream_runs else None,
-        note="the same work on both sides",
+    start_up = both(
+        f"{script} --help: CPU", "start-up", "start-up: imports, argument parsing, exit"
     )
     same_work = Figure(
         f"{script}: CPU without the official scorer",
@@ -269,18 +271,13 @@ def parts_figures(
         else same_work.upstream - start_up.upstream,
         note="the work that grows with the rows",
     )
-    return [
-        Figure(
-            f"{suite}: official scorer, in-process CPU",
-            "s",
-            official,
-            note=f"ours only: {official / whole_cpu.ours:.0%} of our command's CPU",
-        ),
-        matching,
-        start_up,
-        same_work,
-        per_row,
-    ]
+    official_line = Figure(
+        f"{suite}: official scorer, in-process CPU",
+        "s",
+        official,
+        note=f"ours only: {official / whole_cpu.ours:.0%} of our command's CPU",
+    )
+    return [official_line, matching, start_up, same_work, per_row]
 
 
 def start_up_cpu(script: Path) -> float:
@@ -339,10 +336,12 @@ def main() -> int:
                 rate = f"ours {args.rows / figure.ours:,.0f} rows/s"
                 figure.note = "; ".join(part for part in (rate, figure.note) if part)
             parts = parts_figures(
+                title,
                 suite,
                 row_specs(suite, args.rows),
                 figures[2],
                 upstream,
+                baseline,
                 args.rounds,
                 Path(tmp),
             )
