@@ -30,7 +30,8 @@ ROOT = "agent_benchmarks"
 # package, or a module at the package root placed by what it is).
 LAYERS: list[tuple[str, frozenset[str]]] = [
     ("commands", frozenset({"commands", "__main__"})),
-    ("reports", frozenset({"report"})),
+    # The run browser renders what the reports load and compute.
+    ("reports", frozenset({"report", "view"})),
     ("suites", frozenset({"gaia", "assistantbench", "webbench", "localweb"})),
     # A sweep is a grid of runs the runner starts.
     ("runner", frozenset({"runner", "sweep"})),
