@@ -18,6 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from agent_benchmarks.backends.base import AgentOutcome, Backend, PreparedTask
+from agent_benchmarks.episode.faults import (
+    CONNECTION_DROP,
+    KINDS,
+    RENDERER_CRASH,
+    STALE_DOM_WAIT_S,
+    EpisodeFault,
+    FaultPlan,
+    Trigger,
+)
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.localweb import SUITE
 from agent_benchmarks.localweb.models import API_KEY, ScriptedModelServer
@@ -68,10 +77,54 @@ class FaultOptions(Options):
         "chain); a stack trusts it only through --web record's proxy",
         metavar="PEM",
     )
+    fault: str | None = option(
+        help="a fault injected into each episode at --fault-at: "
+        + "; ".join(f"{kind}: {what}" for kind, what in KINDS.items()),
+        choices=tuple(KINDS),
+    )
+    fault_at: str | None = option(
+        help="when the fault fires: call:K (after the agent's K-th tool call) or url:PATTERN "
+        "(after the call that first loaded a site path matching PATTERN, * a wildcard), just "
+        "before the agent's next model request",
+        metavar="WHEN",
+    )
+    fault_path: str | None = option(
+        help="the site path (a pattern) a slow-resource or failing-resource fault hits "
+        "(default: every request)",
+        metavar="PATH",
+    )
+    fault_count: int = option(
+        1, help="how many responses a slow-resource or failing-resource fault hits", ge=1
+    )
+    fault_delay_ms: int = option(
+        5000, help="how long a slow-resource fault delays each response it hits", ge=0
+    )
 
     def check(self) -> None:
         if not 0.0 <= self.error_rate <= 1.0:
             raise InputError(f"--error-rate must be between 0 and 1, got {self.error_rate}")
+        self.fault_plan()
+
+    def fault_plan(self) -> FaultPlan | None:
+        """The episode fault the options name (None: no --fault)."""
+        if self.fault is None:
+            for flag, value in (("--fault-at", self.fault_at), ("--fault-path", self.fault_path)):
+                if value is not None:
+                    raise InputError(f"{flag} goes with --fault KIND")
+            return None
+        if self.fault_path is not None and self.fault not in _RESOURCE_FAULTS:
+            raise InputError(f"--fault-path: for {' and '.join(_RESOURCE_FAULTS)} only")
+        if self.fault in _ACCOUNT_FAULTS:
+            raise InputError(
+                f"--fault {self.fault}: the site's account area, which it needs, is not here yet"
+            )
+        trigger = Trigger.parse(self.fault_at) if self.fault_at is not None else None
+        params: list[tuple[str, Any]] = []
+        if self.fault in _RESOURCE_FAULTS:
+            params = [("path", self.fault_path), ("count", self.fault_count)]
+            if self.fault == "slow-resource":
+                params.append(("delay_ms", self.fault_delay_ms))
+        return FaultPlan(self.fault, trigger, tuple(params))
 
     def faulty(self) -> bool:
         return self.faults() != Faults()
@@ -101,6 +154,10 @@ class FaultOptions(Options):
         )
 
 
+_RESOURCE_FAULTS = ("slow-resource", "failing-resource")
+_ACCOUNT_FAULTS = ("login-wall", "session-expiry")
+
+
 class LocalwebSession(TaskSession):
     """Each attempt is an episode on the live site under its own prefix
     (``/t/<task>.a<attempt>/``), so repeats and workers never share a cart; with the
@@ -113,9 +170,13 @@ class LocalwebSession(TaskSession):
         mode: Mode,
         system_prompt: str | None,
         backend: Backend,
+        fault: FaultPlan | None = None,
     ):
         super().__init__(SUITE, mode, system_prompt=system_prompt)
         self.site = site
+        self.fault = fault
+        # The run needs the model meter: its faults fire there.
+        self.episode_faults = fault is not None
         # Replaying a web archive: the site serves no browser, it re-enacts the requests.
         self.replaying = site.advertised is not None
         self.server = server
@@ -125,6 +186,8 @@ class LocalwebSession(TaskSession):
     def settings(self) -> dict[str, Any]:
         model = "scripted oracle (test double)" if self.server is not None else "as --provider"
         site: dict[str, Any] = {"faults": self.site.faults.as_dict()}
+        if self.fault is not None:
+            site["fault_script"] = "every page watches for a stale-dom fault (common.js)"
         if self.site.tls is not None:
             site["https"] = True
         if self.replaying:
@@ -132,7 +195,10 @@ class LocalwebSession(TaskSession):
                 "the web archive answers the stack; the site re-enacts each request the "
                 "stack sent to it, so its record of the episode is the stack's own"
             )
-        return {**super().settings(), "site": site, "model": model}
+        settings = {**super().settings(), "site": site, "model": model}
+        if self.fault is not None:
+            settings["fault"] = self.fault.as_dict()
+        return settings
 
     def prepare(self, task: Task, key: AttemptKey, workdir: Path) -> PreparedTask:
         prepared = super().prepare(task, key, workdir)
@@ -142,7 +208,10 @@ class LocalwebSession(TaskSession):
         env: dict[str, str] = {}
         base_url = None
         if self.server is not None and self.surface is not None:
-            self.server.set_policy(episode, oracle_policy(task.id, self.surface, root))
+            # A faulted run's oracle, and its clean pair's, recovers as an agent could.
+            recover = self.fault is not None
+            policy = oracle_policy(task.id, self.surface, root, recover)
+            self.server.set_policy(episode, policy)
             base_url = self.server.base_url(episode, self.protocol)
             env[_KEY_VARIABLES.get(self.protocol, "OPENAI_API_KEY")] = API_KEY
         return replace(
@@ -151,7 +220,30 @@ class LocalwebSession(TaskSession):
             env=env,
             base_url=base_url,
             details={**prepared.details, "episode": episode, "start_url": start_url},
+            fault=self.episode_fault(episode),
         )
+
+    def episode_fault(self, episode: str) -> EpisodeFault | None:
+        """The episode's fault, its site side acting on this episode, watching its URLs."""
+        plan = self.fault
+        if plan is None:
+            return None
+        params = dict(plan.params)
+        delay_s = params.get("delay_ms", 0) / 1000
+
+        def act(kind: str) -> dict[str, Any]:
+            return self.site.interrupt(
+                episode,
+                kind,
+                path=params.get("path"),
+                count=params.get("count", 1),
+                delay_s=delay_s,
+                wait_s=STALE_DOM_WAIT_S,
+            )
+
+        fault = EpisodeFault(plan, site=act)
+        self.site.watch(episode, fault.page_loaded)
+        return fault
 
     def finish(self, prepared: PreparedTask, outcome: AgentOutcome) -> tuple[str, dict[str, Any]]:
         prediction, details = super().finish(prepared, outcome)
@@ -221,6 +313,9 @@ def localweb_session(
     if spec.web in ("record", "replay"):
         port = options.site_port or RECORDED_SITE_PORT
     tls = options.tls_context()
+    fault = options.fault_plan()
+    if fault is not None:
+        check_fault_stack(fault, backend, spec)
     if spec.web == "replay":
         if options.faulty():
             raise InputError(
@@ -230,7 +325,14 @@ def localweb_session(
         advertised = f"{'https' if tls else 'http'}://{host}:{port}"
         port = 0  # the re-enacting site listens elsewhere: the recorded address stays dark
     try:
-        site = LocalSite(host=host, port=port, faults=faults, tls=tls, advertised=advertised)
+        site = LocalSite(
+            host=host,
+            port=port,
+            faults=faults,
+            tls=tls,
+            advertised=advertised,
+            fault_script=fault is not None,
+        )
         site.start()
     except OSError as exc:
         raise InputError(
@@ -239,11 +341,34 @@ def localweb_session(
         ) from None
     with site:
         if scripted_model is None:
-            yield LocalwebSession(site, None, mode, system_prompt, backend)
+            yield LocalwebSession(site, None, mode, system_prompt, backend, fault)
             return
         oracle_surface(backend.name)  # refuse before starting anything
         with ScriptedModelServer(models=[scripted_model], host=host) as server:
-            yield LocalwebSession(site, server, mode, system_prompt, backend)
+            yield LocalwebSession(site, server, mode, system_prompt, backend, fault)
+
+
+def check_fault_stack(fault: FaultPlan, backend: Backend, spec: RunSpec) -> None:
+    """Refuse a fault the stack or the run cannot take, naming why, before anything starts."""
+    flag = f"--fault {fault.kind}"
+    if spec.executor.kind != "local":
+        raise InputError(
+            f"{flag}: faults act on the attempt's processes, which must run on this machine "
+            "(--executor local)"
+        )
+    if spec.web == "replay":
+        raise InputError(f"{flag}: a replayed web is the archive's, not the live site's")
+    mcp = backend.name.partition("/")[0].endswith("-mcp")
+    if fault.kind == CONNECTION_DROP and not mcp:
+        raise InputError(
+            f"{flag}: {backend.name} reaches its browser without an MCP connection the harness "
+            "can relay (the native agent runs its browser in its own process; agent-browser's "
+            "chat talks to its own daemon); the MCP runners (<suite>-mcp-run) take it"
+        )
+    if fault.kind == RENDERER_CRASH and "lightpanda" in backend.name:
+        raise InputError(
+            f"{flag}: {backend.name} runs on Lightpanda, which has no renderer process"
+        )
 
 
 def serve(host: str, port: int, options: FaultOptions) -> None:

@@ -32,6 +32,8 @@ from agent_benchmarks.datasets import (
     select_tasks,
     sha256_file,
 )
+from agent_benchmarks.episode.budget import Budget, budget_record
+from agent_benchmarks.episode.meter import ModelMeter
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.isolation.process import memory_cap_method
 from agent_benchmarks.pricing import PriceTable, load_price_table
@@ -42,7 +44,7 @@ from agent_benchmarks.redact import redact_argv
 from agent_benchmarks.runner.claim import FolderLock, claim_new_folder, lock_folder
 from agent_benchmarks.runner.engine import AttemptRunner, RunOutcome
 from agent_benchmarks.runner.executor import Executor, LocalPool
-from agent_benchmarks.runner.plan import Plan, plan_attempts
+from agent_benchmarks.runner.plan import INJECTED_FAULT, Plan, plan_attempts
 from agent_benchmarks.runner.session import (
     SessionFactory,
     TaskSession,
@@ -240,6 +242,8 @@ def prepare(spec: RunSpec, prog: str, argv: Sequence[str]) -> PreparedRun:
     # so a bad flag is named before a dataset is fetched (or refused for want of a token).
     backend = definition.build(request)
     spec.backend = options.model_dump(mode="json", exclude_none=True)
+    if budget_of(spec).any():
+        refuse_unmetered(backend, "--max-steps, --max-tokens, --max-cost-usd and --temperature")
     if manifest is not None:
         loaded, tasks = _reload_tasks(suite, manifest)
     else:
@@ -320,6 +324,20 @@ def prepare(spec: RunSpec, prog: str, argv: Sequence[str]) -> PreparedRun:
     )
 
 
+def budget_of(spec: RunSpec) -> Budget:
+    """The run's one budget (its flags)."""
+    return Budget(spec.max_steps, spec.max_tokens, spec.max_cost_usd, spec.temperature)
+
+
+def refuse_unmetered(backend: Backend, what: str) -> None:
+    """An :class:`InputError` when the harness's model meter cannot stand between the
+    backend's agent and its model, which ``what`` needs."""
+    problem = getattr(backend, "meter_problem", None)
+    reason = problem() if problem is not None else f"{backend.name} has no model endpoint"
+    if reason is not None:
+        raise InputError(f"{what} need the harness's model meter: {reason}")
+
+
 def _refuse_held_run(run_dir: Path) -> None:
     """A new run's folder must not hold a run already."""
     if (run_dir / "predictions.jsonl").exists() or (run_dir / "manifest.json").exists():
@@ -380,6 +398,7 @@ def open_run(
     with (
         web_proxy(p) as web,
         factory(p.suite, spec, p.mode, p.scripted_model, p.backend) as session,
+        model_meter(p, session) as meter,
     ):
         sha, dirty = git_state()
         this_session = RunSession(
@@ -417,8 +436,32 @@ def open_run(
             price_model=None if getattr(p.backend, "prices_own_rows", False) else p.model,
             retry_empty=p.empty_retry,
             web=web,
+            meter=meter,
         )
         yield OpenRun(p, manifest, session, runner, this_session)
+
+
+# What the manifest says of the model meter, when a run has one.
+METER_DESCRIPTION = (
+    "every model request of every attempt went through the harness's model meter (a "
+    "pass-through on this machine, episode/meter.py): it reads each reply's tool calls and "
+    "tokens to enforce the run's budget, sets its temperature, and is where an episode's "
+    "fault fires; replies reach the agent whole, not streamed piece by piece"
+)
+
+
+@contextmanager
+def model_meter(p: PreparedRun, session: TaskSession) -> Iterator[ModelMeter | None]:
+    """The run's model meter, when its budget or its episodes' faults need one."""
+    budget = budget_of(p.spec)
+    faulted = bool(getattr(session, "episode_faults", False))
+    if not (budget.any() or faulted):
+        yield None
+        return
+    if faulted:
+        refuse_unmetered(p.backend, "episode faults (--fault)")
+    with ModelMeter(budget, p.prices, host=p.spec.executor.service_host) as meter:
+        yield meter
 
 
 def close_run(run: OpenRun, outcome: RunOutcome) -> None:
@@ -630,8 +673,14 @@ def _new_manifest(p: PreparedRun, session: TaskSession) -> Manifest:
             "memory_cap": _memory_cap(spec.memory_max_mb),
             "empty_retry": _empty_retry(p.suite, p.definition, p.empty_retry),
             "web": web_manifest(p),
+            "budgets": budget_record(budget_of(spec), p.backend.settings().get("budgets")),
+            **({"model_meter": METER_DESCRIPTION} if _metered(p, session) else {}),
         },
     )
+
+
+def _metered(p: PreparedRun, session: TaskSession) -> bool:
+    return budget_of(p.spec).any() or bool(getattr(session, "episode_faults", False))
 
 
 def conclude(console: Console, p: PreparedRun, outcome: RunOutcome) -> int:
@@ -639,7 +688,9 @@ def conclude(console: Console, p: PreparedRun, outcome: RunOutcome) -> int:
     c = outcome.counts
     console.print(
         f"{outcome.written} attempt(s) in {outcome.wall_seconds:.1f}s: ok {c['ok']}, "
-        f"empty {c['empty']}, timeout {c['timeout']}, error {c['error']} → {p.run_dir}"
+        f"empty {c['empty']}, "
+        + (f"budget {c['budget']}, " if c["budget"] else "")
+        + f"timeout {c['timeout']}, error {c['error']} → {p.run_dir}"
     )
     if outcome.contaminated:
         console.print(
@@ -651,9 +702,16 @@ def conclude(console: Console, p: PreparedRun, outcome: RunOutcome) -> int:
     if outcome.interrupted:
         console.print(f"[yellow]interrupted.[/] continue with: {p.prog} --resume {p.run_dir}")
         return 130
+    injected = c[INJECTED_FAULT]
+    if injected:
+        console.print(
+            f"{injected} attempt(s) ended with the run's injected fault (error_class "
+            f"{INJECTED_FAULT}): what the run measures; a resume does not retry them"
+        )
     # Every attempt failing is the run's failure (exit 1), but it is graded all the same:
     # an attempt that printed an answer before it failed is graded on it, as upstream does.
-    all_failed = bool(outcome.written) and c["timeout"] + c["error"] == outcome.written
+    failed = c["timeout"] + c["error"] - injected
+    all_failed = bool(outcome.written) and failed == outcome.written
     if all_failed:
         console.print(
             "[red]every attempt failed with an infrastructure error[/] (see the rows' "

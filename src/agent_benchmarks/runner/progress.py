@@ -87,7 +87,11 @@ class RunProgress:
 
     def _counts_text(self) -> str:
         c = self.counts
-        return f"ok {c['ok']} · empty {c['empty']} · timeout {c['timeout']} · error {c['error']}"
+        budget = f" · budget {c['budget']}" if c["budget"] else ""
+        return (
+            f"ok {c['ok']} · empty {c['empty']}{budget} · timeout {c['timeout']} · "
+            f"error {c['error']}"
+        )
 
     def _spend_text(self) -> str:
         cost = f"${self.cost:.2f}" if self.cost_known else f"≥${self.cost:.2f}"

@@ -18,6 +18,7 @@ import secrets
 import ssl
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -26,6 +27,14 @@ from urllib.parse import parse_qs, quote, urlsplit
 from agent_benchmarks.localweb.serving import BackgroundHTTPServer
 
 from . import data
+from .interrupt import (
+    FAULT_PREFIX,
+    WALL_ACCEPT,
+    WALL_COOKIE,
+    EpisodeInterrupts,
+    Interruption,
+    consent_wall,
+)
 from .pages import Page, cart_total_cents, money, static_file
 
 DEFAULT_TASK = "default"
@@ -102,6 +111,8 @@ class _TaskState:
     carts: dict[str, dict[str, int]] = field(default_factory=dict)  # session -> sku -> qty
     submissions: list[FormSubmission] = field(default_factory=list)
     rng: random.Random | None = None
+    # An episode's fault (--fault): the DOM's generation and an armed interruption.
+    interrupts: EpisodeInterrupts = field(default_factory=EpisodeInterrupts)
 
 
 @dataclass
@@ -128,8 +139,13 @@ class LocalSite(BackgroundHTTPServer):
         faults: Faults | None = None,
         tls: ssl.SSLContext | None = None,
         advertised: str | None = None,
+        fault_script: bool = False,
     ):
         super().__init__()
+        # Pages carry the episode's DOM generation and poll for a stale-dom fault: in every
+        # run with --fault (its clean pair included, so both serve the same pages).
+        self.fault_script = fault_script
+        self._watchers: dict[str, Callable[[str], None]] = {}
         self.host = host
         self.port = port
         self.faults = faults or Faults()
@@ -196,8 +212,33 @@ class LocalSite(BackgroundHTTPServer):
         _check_task_id(task_id)
         with self._lock:
             self._tasks.pop(task_id, None)
+            self._watchers.pop(task_id, None)
             self._log = [r for r in self._log if r.task_id != task_id]
         return self.task_url(task_id)
+
+    # --- an episode's fault ---------------------------------------------------------------
+    def watch(self, task_id: str, seen: Callable[[str], None]) -> None:
+        """Call ``seen(site path)`` for each request of ``task_id`` the site answers (a
+        fault's URL trigger)."""
+        with self._lock:
+            self._watchers[task_id] = seen
+
+    def interrupt(
+        self,
+        task_id: str,
+        kind: str,
+        *,
+        path: str | None = None,
+        count: int = 1,
+        delay_s: float = 0.0,
+        wait_s: float = 5.0,
+    ) -> dict[str, Any]:
+        """Carry out a site fault in one episode (see :mod:`.interrupt`); what it did."""
+        with self._lock:
+            interrupts = self._state(task_id).interrupts
+        if kind == "stale-dom":
+            return interrupts.stale_dom(wait_s)
+        return interrupts.arm(Interruption(kind, path, count, delay_s))
 
     def task_ids(self) -> list[str]:
         with self._lock:
@@ -261,6 +302,39 @@ class LocalSite(BackgroundHTTPServer):
         with self._lock:
             self._log.append(rec)
 
+    def _seen(self, task_id: str, path: str) -> None:
+        with self._lock:
+            watcher = self._watchers.get(task_id)
+        if watcher is not None:
+            watcher(path)
+
+    def _interruption(
+        self, task_id: str, site_path: str, full: str, method: str, cookies: dict[str, str]
+    ) -> tuple[str | None, _Response | None]:
+        """An armed interruption of the episode that hits this request: its name, and the
+        response it gives instead of the page (None: the page, perhaps late)."""
+        with self._lock:
+            interrupts = self._state(task_id).interrupts
+        if interrupts.interruption is None:
+            return None, None
+        if interrupts.take(site_path, "failing-resource") is not None:
+            msg = b"Service temporarily unavailable (injected failing resource)."
+            return "failing-resource", _Response(503, msg, "text/plain; charset=utf-8")
+        slow = interrupts.take(site_path, "slow-resource")
+        if slow is not None:
+            self._sleep(slow.delay_s)
+            return "slow-resource", None
+        if (
+            method != "GET"
+            or cookies.get(WALL_COOKIE) == "accepted"
+            or site_path.startswith(("/static/", "/api/"))  # a page's own resources load
+            or interrupts.take(site_path, "consent-wall") is None
+        ):
+            return None, None
+        root = f"/t/{task_id}"
+        body = consent_wall(root, root + full)
+        return "consent-wall", _Response(200, Page(root, 0, None).layout("Cookies", body).encode())
+
     def _sleep(self, seconds: float) -> None:
         if seconds > 0:
             self._stopping.wait(seconds)
@@ -319,6 +393,9 @@ class _Handler(BaseHTTPRequestHandler):
             new_session = None
             if session is None:
                 session = new_session = secrets.token_hex(8)
+            if site_path.startswith(FAULT_PREFIX) and site_path != WALL_ACCEPT:
+                self._fault_control(task_id, site_path, split.query, method)
+                return
             faults = site.faults
             if faults.latency_ms:
                 site._sleep(faults.latency_ms / 1000)
@@ -328,7 +405,11 @@ class _Handler(BaseHTTPRequestHandler):
             ):
                 fault = "hang"
                 site._sleep(faults.hang_seconds)
-            if r_err < faults.error_rate:
+            full = site_path + (f"?{split.query}" if split.query else "")
+            fault, interrupted = site._interruption(task_id, site_path, full, method, cookies)
+            if interrupted is not None:
+                resp = interrupted
+            elif r_err < faults.error_rate:
                 fault = "error"
                 msg = "Service temporarily unavailable (injected fault)."
                 resp = _Response(faults.error_status, msg.encode(), "text/plain; charset=utf-8")
@@ -360,7 +441,25 @@ class _Handler(BaseHTTPRequestHandler):
                 fault=fault,
             )
         )
+        site._seen(task_id, full)
         # Logged before the response goes out: once a client has a response, the log has it.
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            self._write(resp, head_only=(method == "HEAD"))
+
+    def _fault_control(self, task_id: str, site_path: str, query: str, method: str) -> None:
+        """The page's side of a stale-dom fault: the generation (GET), and the page saying it
+        has replaced its nodes (POST ?g=N). The harness's own traffic: not logged."""
+        site = self.server.site
+        with site._lock:
+            interrupts = site._state(task_id).interrupts
+        if site_path != f"{FAULT_PREFIX}dom":
+            resp = _json(404, {"error": "not found"})
+        elif method == "POST":
+            raw = (parse_qs(query).get("g") or ["0"])[0]
+            interrupts.confirm(int(raw) if raw.isdigit() else 0)
+            resp = _json(200, {"confirmed": True})
+        else:
+            resp = _json(200, {"generation": interrupts.generation})
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             self._write(resp, head_only=(method == "HEAD"))
 
@@ -423,7 +522,9 @@ class _Ctx:
         with self.site._lock:
             st = self.site._tasks.get(self.task_id)
             count = sum(st.carts.get(self.session, {}).values()) if st else 0
-        return Page(self.root, count, self.site.faults.late_modal_ms)
+            generation = st.interrupts.generation if st else 0
+        fault_generation = generation if self.site.fault_script else None
+        return Page(self.root, count, self.site.faults.late_modal_ms, fault_generation)
 
     def param(self, name: str) -> str | None:
         vals = parse_qs(self.query).get(name)
@@ -516,6 +617,8 @@ def _route(ctx: _Ctx, path: str) -> _Response:
                 return _html(200, ctx.page().enquiry_thanks(sub.fields, sub.confirmation))
         return _html(404, ctx.page().not_found("No enquiry with that confirmation number."))
     if ctx.method == "POST":
+        if path == WALL_ACCEPT:
+            return _accept_wall(ctx)
         if path == "/api/consent":
             cookie = f"{CONSENT_COOKIE}=accepted; Path={ctx.root}/; SameSite=Lax"
             return _Response(
@@ -536,6 +639,17 @@ def _route(ctx: _Ctx, path: str) -> _Response:
     if path.startswith("/api/"):
         return _json(404, {"error": "not found"})
     return _html(404, ctx.page().not_found())
+
+
+def _accept_wall(ctx: _Ctx) -> _Response:
+    """The consent wall accepted: a cookie, and on to the page asked for."""
+    nxt = ctx.handler.read_body().get("next") or ""
+    if not nxt.startswith(ctx.root + "/") or "//" in nxt or "\\" in nxt:
+        nxt = f"{ctx.root}/"
+    cookie = f"{WALL_COOKIE}=accepted; Path={ctx.root}/; SameSite=Lax"
+    return _Response(
+        303, headers=[("Location", quote(nxt, safe="/?=&:%-._~")), ("Set-Cookie", cookie)]
+    )
 
 
 def _cart_json(items: dict[str, int]) -> dict[str, Any]:
