@@ -145,8 +145,8 @@ def _cmdline(pid: int) -> list[str]:
             argv = [p.decode("utf-8", "replace") for p in fh.read().split(b"\0") if p]
     except OSError:
         return []
-    # Chromium's zygote children rewrite their title: one string, arguments spaced out.
-    return argv[0].split() if len(argv) == 1 and " " in argv[0] else argv
+    # Chromium's zygote children rewrite their title: the arguments spaced out in the first.
+    return " ".join(argv).split()
 
 
 _CHROMIUM_NAMES = frozenset({"chromium", "chrome", "headless_shell", "chrome-headless-shell"})
@@ -223,7 +223,7 @@ class EpisodeFault:
         self._started: float | None = None  # the agent's first model request
         self._calls_seen = 0
         self._loaded: str | None = None  # the first page matching the URL trigger
-        self._loaded_at_call: int | None = None
+        self._loaded_after: int | None = None  # the calls made before the one loading it
         self._fired: dict[str, Any] | None = None
 
     @property
@@ -245,7 +245,7 @@ class EpisodeFault:
             return
         with self._lock:
             if self._loaded is None and fnmatch.fnmatchcase(path, trigger.url_pattern):
-                self._loaded, self._loaded_at_call = path, self._calls_seen
+                self._loaded, self._loaded_after = path, self._calls_seen
 
     def before_model_request(self, calls_made: int) -> None:
         """The meter's hook: fire now if the trigger has come."""
@@ -307,7 +307,7 @@ class EpisodeFault:
             else:
                 out |= {"fired": False, "why": self._why_not()}
             if self._loaded is not None:
-                out |= {"page_loaded": self._loaded, "loaded_during_call": self._loaded_at_call}
+                out |= {"page_loaded": self._loaded, "loaded_after_call": self._loaded_after}
             out["tool_calls_seen"] = self._calls_seen
         return out
 

@@ -43,6 +43,7 @@ class Relay:
         self.pending: dict[Any, int] = {}  # request id -> the generation it went to
         self.swallow: set[Any] = set()  # ids of the relay's own replayed requests
         self.cut_requested = threading.Event()
+        self.closing = False  # the agent has closed its end: the server's exit is expected
         self.out = sys.stdout.buffer
         self.out_lock = threading.Lock()
 
@@ -82,8 +83,8 @@ class Relay:
                         continue
             self.send_agent(line)
         with self.lock:
-            if generation != self.generation:
-                return  # cut: the relay connects again on the agent's next message
+            if generation != self.generation or self.closing:
+                return  # cut (the relay connects again on the agent's next message), or done
         # The server ended by itself (it crashed, or was killed): the relay ends too, so
         # that the agent sees its server go exactly as it would without a relay.
         code = server.wait()
@@ -154,7 +155,9 @@ class Relay:
                 if isinstance(message, dict) and "method" in message and "id" in message:
                     self.pending[message["id"]] = self.generation
             self.write_server(line)
-        server = self.server
+        with self.lock:
+            self.closing = True
+            server = self.server
         if server is None:
             return 0
         assert server.stdin is not None

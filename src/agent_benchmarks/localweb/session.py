@@ -314,8 +314,6 @@ def localweb_session(
         port = options.site_port or RECORDED_SITE_PORT
     tls = options.tls_context()
     fault = options.fault_plan()
-    if fault is not None:
-        check_fault_stack(fault, backend, spec)
     if spec.web == "replay":
         if options.faulty():
             raise InputError(
@@ -348,9 +346,21 @@ def localweb_session(
             yield LocalwebSession(site, server, mode, system_prompt, backend, fault)
 
 
+def check_run(spec: RunSpec, backend: Backend) -> None:
+    """The suite's check before a run starts (SuiteDef.check): a fault the stack or the run
+    cannot take is refused, naming why."""
+    fault = FaultOptions.parse(spec.suite_options, "site faults").fault_plan()
+    if fault is not None:
+        check_fault_stack(fault, backend, spec)
+
+
 def check_fault_stack(fault: FaultPlan, backend: Backend, spec: RunSpec) -> None:
-    """Refuse a fault the stack or the run cannot take, naming why, before anything starts."""
+    """Refuse a fault the stack or the run cannot take, naming why."""
     flag = f"--fault {fault.kind}"
+    meter = getattr(backend, "meter_problem", None)
+    problem = meter() if meter is not None else f"{backend.name} has no model endpoint"
+    if problem is not None:
+        raise InputError(f"{flag}: a fault fires at the harness's model meter: {problem}")
     if spec.executor.kind != "local":
         raise InputError(
             f"{flag}: faults act on the attempt's processes, which must run on this machine "

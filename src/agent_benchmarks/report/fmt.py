@@ -111,6 +111,41 @@ def errors(row: StackRow) -> str:
     return ", ".join(f"{name} {n}" for name, n in row.errors_by_class.items())
 
 
+def no_progress(row: StackRow) -> str:
+    """Final rows flagged by the no-progress signal, and attempts ended by the budget."""
+    text = f"{row.n_no_progress}/{row.n_attempts}"
+    return text + (f"; budget {row.n_budget}" if row.n_budget else "")
+
+
+def recovery_table(group: SuiteComparison) -> tuple[list[str], list[list[str]]]:
+    """The recovery view's table: one line per faulted run, beside its clean pair."""
+    numbers = {row.key: f"#{i}" for i, row in enumerate(group.rows, start=1)}
+    head = [
+        "#", "fault (when)", "fired / attempts", "pass under the fault", "clean, same tasks",
+        "extra time", "extra tokens", "label",
+    ]  # fmt: skip
+    lines = []
+    for cell in group.recovery:
+        clean = DASH
+        if cell.clean_key is not None:
+            clean = f"{pct(cell.clean_rate)} of {cell.clean_attempts} ({numbers[cell.clean_key]})"
+        label = cell.label + (f": {'; '.join(cell.reasons)}" if cell.reasons else "")
+        chart = "per-task chart: yes" if cell.per_task_chart else ""
+        lines.append(
+            [
+                numbers[cell.key],
+                f"{cell.fault} ({cell.at})",
+                f"{cell.n_fired}/{cell.n_attempts} in {cell.n_tasks} task(s)",
+                f"{pct(cell.pass_rate)} ({cell.n_successes}/{cell.n_fired})",
+                clean,
+                DASH if cell.extra_duration_s is None else f"{cell.extra_duration_s:+.1f} s",
+                DASH if cell.extra_tokens is None else f"{cell.extra_tokens:+,.0f}",
+                "; ".join(x for x in (label, chart) if x),
+            ]
+        )
+    return head, lines
+
+
 def refused_calls(row: StackRow) -> str:
     """Refused calls as ``calls in rows``; ``0`` when none."""
     if not row.n_refused_calls:

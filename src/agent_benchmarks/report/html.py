@@ -260,6 +260,7 @@ def _scoreboard(group: SuiteComparison) -> str:
                 str(row.n_contaminated),
                 e(fmt.refused_calls(row)),
                 str(len(row.leak.hits)),
+                e(fmt.no_progress(row)),
                 e(fmt.composite(row.composite)),
                 f'<span class="{verdict}">{verdict}</span>',
             ]
@@ -268,7 +269,7 @@ def _scoreboard(group: SuiteComparison) -> str:
         "#", "stack (backend · engine · model)", "mode", "tasks × attempts",
         e(fmt.success_head(group.view)), "tokens / success", "cost / success", "cost / task",
         "median time", "p90 time", "median tool calls", "timeouts", "errors", "contaminated",
-        "refused calls", "leak hits", "composite", "headline eligible",
+        "refused calls", "leak hits", "no progress", "composite", "headline eligible",
     ]  # fmt: skip
     info = group.composite
     weights = ", ".join(f"{e(name)} {w:.2f}" for name, w in info.weights.items())
@@ -314,6 +315,11 @@ def _eligibility(group: SuiteComparison) -> str:
 def _evidence(group: SuiteComparison) -> str:
     numbers = {row.key: f"#{i}" for i, row in enumerate(group.rows, start=1)}
     out = []
+    if group.recovery:
+        out.append("<h3>Recovery under injected faults</h3>")
+        out.append(f"<p class='muted'>{e(group.recovery_rule)}</p>")
+        head, lines = fmt.recovery_table(group)
+        out.append(_table([e(h) for h in head], [[e(c) for c in line] for line in lines]))
     if any(row.attempts_per_task_min > 1 for row in group.rows):
         out.append("<h3>Repeated attempts: pass@k and pass^k</h3>")
         out.append(
@@ -467,6 +473,7 @@ def _attempt(entry: TaskScore, row: PredictionRow | None) -> str:
     )
     if row is None:
         return f"<li>{head}{body}<div class='muted'>no row in the predictions</div></li>"
+    body += _episode_notes(row)
     calls = [
         [
             str(n),
@@ -489,6 +496,31 @@ def _attempt(entry: TaskScore, row: PredictionRow | None) -> str:
             f'<div>error: <span class="mono">{e(_short(row.error, MAX_ANSWER_CHARS))}</span></div>'
         )
     return f"<li>{head}{body}{trace}</li>"
+
+
+def _episode_notes(row: PredictionRow) -> str:
+    """What the harness did in the episode: its injected fault, the budget that ended it,
+    and the no-progress signal."""
+    notes = []
+    fault = row.details.get("fault")
+    if isinstance(fault, dict) and fault.get("kind") not in (None, "none"):
+        if fault.get("fired"):
+            notes.append(
+                f"fault {fault['kind']} fired after call {fault.get('fired_at_call')} "
+                f"({fault.get('fired_after_s')} s in)"
+            )
+        else:
+            notes.append(f"fault {fault['kind']} did not fire: {fault.get('why', '')}")
+    meter = row.details.get("meter")
+    if isinstance(meter, dict) and meter.get("budget_exhausted"):
+        notes.append(f"ended by the budget ({meter['budget_exhausted']})")
+    progress = row.details.get("progress")
+    if isinstance(progress, dict) and progress.get("no_progress"):
+        signals = ", ".join(
+            f"{name} {progress.get(name)}" for name in progress.get("signals") or ()
+        )
+        notes.append(f"no progress: {signals}")
+    return "".join(f'<div class="muted">{e(note)}</div>' for note in notes)
 
 
 def _final_row(run: LoadedRun, entry: TaskScore) -> PredictionRow | None:

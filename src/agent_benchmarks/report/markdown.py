@@ -58,6 +58,7 @@ def render_group(group: SuiteComparison, heading_level: int = 2) -> list[str]:
             "contaminated",
             "refused calls",
             "leak hits",
+            "no progress",
             "composite",
             "headline eligible",
         ],
@@ -84,6 +85,7 @@ def render_group(group: SuiteComparison, heading_level: int = 2) -> list[str]:
                 row.n_contaminated,
                 fmt.refused_calls(row),
                 len(row.leak.hits),
+                fmt.no_progress(row),
                 fmt.composite(row.composite),
                 fmt.eligible(row.eligibility),
             ]
@@ -122,6 +124,9 @@ def render_group(group: SuiteComparison, heading_level: int = 2) -> list[str]:
         extra = "; ".join(md(r.message) for r in row.eligibility.per_task_reasons)
         out.append(f"  - per-task chart eligible: {per_task}" + (f" ({extra})" if extra else ""))
     out.append("")
+    if group.recovery:
+        out += [f"{h}# Recovery under injected faults", "", md(group.recovery_rule), ""]
+        out += table(*fmt.recovery_table(group))
     if any(row.attempts_per_task_min > 1 for row in group.rows):
         out += [f"{h}# Repeated attempts: pass@k and pass^k", ""]
         out += table(

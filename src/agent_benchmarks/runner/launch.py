@@ -205,6 +205,7 @@ def prepare(spec: RunSpec, prog: str, argv: Sequence[str]) -> PreparedRun:
         lock = lock_folder(run_dir, [prog, *argv]) if run_dir.is_dir() else None
         manifest = _load_resumable(run_dir, suite, spec)
         _apply_stored_fields(spec, options, manifest.settings.get("flags", {}), definition, typed)
+        _apply_stored_suite_options(spec, suite, manifest, typed)
     else:
         if not spec.retry_errors:
             raise InputError("--no-retry-errors only applies with --resume")
@@ -276,6 +277,8 @@ def prepare(spec: RunSpec, prog: str, argv: Sequence[str]) -> PreparedRun:
         except ValueError as exc:
             raise InputError(f"--prompt {spec.prompt}: {exc}") from None
     suite_options(suite).parse(spec.suite_options, f"{prog} options").check()
+    if suite.check is not None:
+        load_ref(suite.check)(spec, backend)
     predictions_path = run_dir / "predictions.jsonl"
     # Last of the checks, after the run's own fields: nothing has started yet.
     grader = _end_grader(suite, spec, predictions_path, tasks, prog) if spec.grade else None
@@ -855,6 +858,27 @@ def _apply_stored_fields(
         _keep(name, getattr(spec, name), stored, typed, lambda v, n=name: setattr(spec, n, v))
     for name in definition.options.run_defining():
         _keep(name, getattr(options, name), stored, typed, lambda v, n=name: setattr(options, n, v))
+
+
+def _apply_stored_suite_options(
+    spec: RunSpec, suite: SuiteDef, manifest: Manifest, typed: set[str]
+) -> None:
+    """A resumed run keeps the suite's own fields it started with (localweb's faults), from
+    its stored spec; one given again with another value is refused. A run from before the
+    spec was stored keeps what is given."""
+    if manifest.spec is None:
+        return
+    stored = manifest.spec.get("suite_options") or {}
+    values = spec.suite_options
+
+    def put(name: str, value: Any) -> None:
+        if value is None:
+            values.pop(name, None)
+        else:
+            values[name] = value
+
+    for name in suite_options(suite).run_defining():
+        _keep(name, values.get(name), stored, typed, lambda v, n=name: put(n, v))
 
 
 def _keep(name: str, given: Any, stored: dict[str, Any], typed: set[str], put: Any) -> None:
