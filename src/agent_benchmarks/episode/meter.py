@@ -25,12 +25,11 @@ from __future__ import annotations
 import contextlib
 import json
 import secrets
-import sys
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, Self
 
@@ -44,6 +43,7 @@ from agent_benchmarks.episode.wire import (
     protocol_of,
     read_reply,
 )
+from agent_benchmarks.loopback import LoopbackServer
 from agent_benchmarks.pricing import PriceTable
 from agent_benchmarks.records import Usage
 
@@ -198,18 +198,8 @@ class ModelMeter:
         return self.prices.cost(usage, model) if self.prices is not None else None
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
-    allow_reuse_address = True
-    request_queue_size = 128
+class _Server(LoopbackServer):
     meter: ModelMeter
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # An agent killed mid-request (a fault, a deadline) is routine.
-        if isinstance(sys.exc_info()[1], OSError):
-            return
-        super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):

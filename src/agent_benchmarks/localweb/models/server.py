@@ -42,17 +42,17 @@ import json
 import re
 import select
 import socket
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Literal
 from urllib.parse import quote, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_benchmarks.localweb.serving import BackgroundHTTPServer
+from agent_benchmarks.loopback import LoopbackServer
 from agent_benchmarks.records import Usage
 
 from .conversation import Action, Conversation, FinalAnswer, ToolUse, WireProtocol
@@ -335,18 +335,8 @@ def check_task_id(task_id: str) -> None:
         )
 
 
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
-    allow_reuse_address = True
-    request_queue_size = 128  # the default backlog of 5 refuses bursts of parallel clients
+class _HTTPServer(LoopbackServer):
     owner: ScriptedModelServer
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # A client dropping its keep-alive connection (or stop() shutting it) is routine.
-        if isinstance(sys.exc_info()[1], OSError):
-            return
-        super().handle_error(request, client_address)
 
 
 class _Abort(Exception):
