@@ -36,11 +36,14 @@ PROJECT_NAMES = (
     "ab-ray-*",
 )
 SESSION_PREFIX = "abt-"  # a test session's own temp folder (short: socket paths live in it)
+# The system temp folder, as it was before the session took a folder of its own: for a
+# test that needs a folder whose path is shorter than one inside the session's.
+SYSTEM_TEMP = Path(tempfile.gettempdir())
 
 
 class TempCheck:
     def __init__(self) -> None:
-        self.system = Path(tempfile.gettempdir())
+        self.system = SYSTEM_TEMP
         self.own = Path(tempfile.mkdtemp(prefix=SESSION_PREFIX, dir=self.system))
         self.system_before = set(os.listdir(self.system))
         # pytest's tmp_path stays where it was; everything else goes to the session's folder.

@@ -113,6 +113,7 @@ def test_codex_refuses_what_is_outside_the_surface_and_the_audit_lists_it(
     assert not left_running(run_dir)
 
 
+@pytest.mark.timeout(700)  # covers the commands it runs (their timeouts)
 def test_a_server_that_cannot_start_is_refused_up_front_or_an_mcp_server_error(
     gaia_file: Path, tmp_path: Path
 ) -> None:

@@ -163,6 +163,30 @@ def _temp_browser_profiles() -> set[Path]:
     return {*temp.glob("agent-browser-chrome-*"), *temp.glob("org.chromium.Chromium.*")}
 
 
+@pytest.mark.parametrize("backend", ["playwright", "agent-browser"])
+def test_a_deep_tmpdir_still_lets_chromium_start(backend: str, tmp_path: Path) -> None:
+    """Chromium's singleton socket lives in the attempt's temp folder, and a socket path
+    holds 107 bytes: under a TMPDIR as deep as a job scheduler's, Chromium could not start
+    and every tool call failed. The attempts' folders go in /tmp then, and the run says so."""
+    deep = Path(tempfile.mkdtemp()) / "scheduler" / "job-000123456" / "task-7" / "tmp"
+    deep.mkdir(parents=True)
+    run_dir = tmp_path / "run"
+    try:
+        proc = run_cli(
+            "localweb-mcp-run", "--backend", backend, "--task-ids", "home-links",
+            "--out-dir", str(run_dir), env={**no_api_keys(), "TMPDIR": str(deep)}, timeout=180,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert f"TMPDIR {deep} is {len(str(deep))} characters" in proc.stderr
+        (row,) = read_rows(run_dir)
+        assert row.status == "ok" and not any(c.error for c in row.trace), row.trace
+        scores = Scores.model_validate_json((run_dir / "scores.json").read_text())
+        assert scores.accuracy_strict == 1.0
+        assert not list(deep.iterdir())
+    finally:
+        shutil.rmtree(deep.parents[3], ignore_errors=True)
+
+
 def test_each_backend_names_its_missing_prerequisite(tmp_path: Path) -> None:
     """Checked before anything starts: exit 2 with what is missing and how to install it."""
     proc = run_cli(

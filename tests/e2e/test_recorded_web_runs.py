@@ -26,6 +26,7 @@ from agent_benchmarks.records import Manifest, PredictionRow, Scores
 from agent_benchmarks.web.archive import open_archive
 from tests.e2e.offline import offline_argv
 from tests.support import REPO, run_cli
+from tests.temp_check import SYSTEM_TEMP
 
 pytestmark = pytest.mark.e2e
 
@@ -129,8 +130,9 @@ def test_a_localweb_run_recorded_replays_offline_with_the_same_answers_and_score
     script, *runner_flags = RUNNERS[runner]
     common = ["--workers", "2", *site_flags, *runner_flags]
     # The runs' temp folders (the attempts' private HOMEs, the proxy's NSS database), to
-    # find any trust store left behind; short, for agent-browser's socket paths.
-    temp = Path(tempfile.mkdtemp(prefix="webrun-"))
+    # find any trust store left behind; short, for the browsers' socket paths (so in the
+    # system temp folder itself, not in the session's own).
+    temp = Path(tempfile.mkdtemp(prefix="webrun-", dir=SYSTEM_TEMP))
     request.addfinalizer(lambda: shutil.rmtree(temp, ignore_errors=True))
     env = {"TMPDIR": str(temp)}
 

@@ -7,26 +7,33 @@ loads it, and reads its exit status and report.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from agent_benchmarks.isolation.scratch import ROOT_MAX
 from tests.support import REPO
+from tests.temp_check import SYSTEM_TEMP
 
 pytestmark = pytest.mark.timeout(120)
 
 
 @pytest.fixture
-def system_temp(tmp_path: Path) -> Path:
+def system_temp() -> Iterator[Path]:
     """The inner sessions' system temp folder: a folder of this test's, so what they leave
-    (on purpose) never reaches this session's own check."""
-    folder = tmp_path / "system-temp"
-    folder.mkdir()
-    return folder
+    (on purpose) never reaches this session's own check. Short, as a system temp folder
+    is: an inner session's own folder in it must leave the harness room for its browsers'
+    socket paths, or the harness would put its attempts' folders in /tmp instead."""
+    folder = Path(tempfile.mkdtemp(prefix="", dir=SYSTEM_TEMP))
+    assert len(str(folder / "abt-12345678")) <= ROOT_MAX
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _session(tmp_path: Path, system_temp: Path, body: str) -> subprocess.CompletedProcess[str]:

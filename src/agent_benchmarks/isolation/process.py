@@ -43,6 +43,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agent_benchmarks.isolation.scratch import temp_root
+
 MARKER_ENV = "AGENT_BENCHMARKS_ATTEMPT"
 
 CGROUP_V2 = "cgroup-v2"
@@ -258,10 +260,14 @@ def run_process(
     prepared_at = time.monotonic()
     marker = spec.marker or uuid.uuid4().hex
     # A private TMPDIR, removed when the attempt ends: what its programs leave in temp
-    # (a killed agent-browser daemon's Chromium profile, ...) goes with it. Short, under the
-    # system temp, because Chromium puts its singleton socket there (108-byte path limit).
+    # (a killed agent-browser daemon's Chromium profile, ...) goes with it. Short, because
+    # Chromium puts its singleton socket there (scratch.temp_root).
     own_tmpdir = spec.tmpdir is None
-    tmpdir = tempfile.mkdtemp(prefix="agent-benchmarks-attempt-") if own_tmpdir else spec.tmpdir
+    tmpdir = (
+        tempfile.mkdtemp(prefix="agent-benchmarks-attempt-", dir=temp_root())
+        if own_tmpdir
+        else spec.tmpdir
+    )
     env = {**spec.env, MARKER_ENV: marker, "TMPDIR": str(tmpdir)}
     method = memory_cap_method() if spec.memory_max_mb is not None else None
     cgroup: _AttemptCgroup | None = None

@@ -36,6 +36,7 @@ from agent_benchmarks.episode.budget import Budget, budget_record
 from agent_benchmarks.episode.meter import ModelMeter
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.isolation.process import memory_cap_method
+from agent_benchmarks.isolation.scratch import temp_root_warning
 from agent_benchmarks.pricing import PriceTable, load_price_table
 from agent_benchmarks.prompts import PROMPT_NAMES, STANDARD, default_prompt_name, prompt_variant
 from agent_benchmarks.provenance import build_manifest, git_state, utc_now
@@ -293,6 +294,8 @@ def prepare(spec: RunSpec, prog: str, argv: Sequence[str]) -> PreparedRun:
     warnings = []
     if isinstance(existing, PredictionsStream):
         warnings = [f"{w}; it is set aside to predictions.jsonl.torn" for w in existing.warnings()]
+    if (temp_warning := temp_root_warning()) is not None:
+        warnings.append(temp_warning)
     if lock is None:  # a new folder: made last, once every check passed
         claimed, lock = _claim(run_dir, spec.out_dir is not None, [prog, *argv])
         if claimed != run_dir:
