@@ -94,7 +94,7 @@ def test_localweb_on_chromium_passes_every_contract(tmp_path: Path) -> None:
     failed = [
         (e.id, e.details.get("failed"), e.prediction) for e in scores.per_task if not e.correct
     ]
-    assert scores.n_tasks == 21 and failed == []
+    assert scores.n_tasks == 24 and failed == []
     rows = read_rows(run_dir)
     _check_scaffold_rows(rows, "chrome")
     manifest = _check_manifest(run_dir, "chrome")
@@ -112,7 +112,7 @@ def test_localweb_on_lightpanda_passes_all_but_the_shadow_root(tmp_path: Path) -
     assert proc.returncode == 0, proc.stderr[-3000:]
     scores = Scores.model_validate_json((run_dir / "scores.json").read_text())
     failed = [(e.id, e.prediction) for e in scores.per_task if not e.correct]
-    assert scores.n_tasks == 21 and failed == [("shadow-battery", "not found")]
+    assert scores.n_tasks == 24 and failed == [("shadow-battery", "not found")]
     rows = read_rows(run_dir)
     _check_scaffold_rows(rows, "lightpanda")
     (shadow,) = [r for r in rows if r.id == "shadow-battery"]

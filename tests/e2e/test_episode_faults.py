@@ -222,3 +222,26 @@ def test_a_fault_the_stack_cannot_take_is_refused_before_anything_runs(
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert says in proc.stderr and "Traceback" not in proc.stderr
     assert not (tmp_path / "run" / "predictions.jsonl").exists()
+
+
+@pytest.mark.timeout(2 * RUN_TIMEOUT + 30)
+def test_a_login_wall_and_an_expired_session_are_signed_through(tmp_path: Path) -> None:
+    # a login wall on a task that never asked to sign in: the run hands every task the
+    # account's credentials, and the oracle signs in where the site sends it
+    proc, run_dir, rows = faulted(tmp_path, NATIVE, "login-wall", "--fault-at", "call:2")
+    fault = recovered(proc, run_dir, rows, "login-wall")
+    [row] = rows
+    requests = row.details["site"]["requests"]
+    assert any(r["method"] == "POST" and r["path"] == "/account/login" for r in requests)
+    # the member's session expires after call 6 (the settings form is open): saving sends
+    # the member to sign in again, and the setting is saved after all
+    proc, run_dir, rows = faulted(
+        tmp_path, CHROMIUM_MCP, "session-expiry", "--fault-at", "call:6", task="account-settings"
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    [row] = rows
+    fault = row.details["fault"]
+    assert fault["fired_at_call"] == 6 and fault["action"] == {"done": True, "sessions_ended": 1}
+    logins = [r for r in row.details["site"]["requests"] if r["path"] == "/account/login"]
+    assert len(logins) == 2 and row.details["site"]["settings"]["delivery"] == "locker"
+    assert graded(run_dir).per_task[0].correct

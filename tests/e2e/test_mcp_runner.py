@@ -61,11 +61,11 @@ def test_localweb_end_to_end_on_each_backend(backend: str, tmp_path: Path) -> No
         "--out-dir",
         str(run_dir),
         env=no_api_keys(),
-        timeout=900,  # 21 tasks, each a Claude Code process and a browser
+        timeout=900,  # 24 tasks, each a Claude Code process and a browser
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     scores = Scores.model_validate_json((run_dir / "scores.json").read_text())
-    assert scores.n_tasks == 21
+    assert scores.n_tasks == 24
     failed = {e.id: e.prediction for e in scores.per_task if not e.correct}
     assert failed == EXPECTED_FAILURES[backend], [
         (e.id, e.details.get("failed")) for e in scores.per_task if not e.correct

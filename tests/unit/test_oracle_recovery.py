@@ -27,17 +27,18 @@ from agent_benchmarks.localweb.oracle import (
     OraclePolicy,
     Read,
     WaitFor,
+    sign_in,
 )
 
 ROOT = "http://127.0.0.1:9/t/x.a1/"
-TOOLS = ["goto", "markdown", "click", "waitForSelector", "html"]
+TOOLS = ["goto", "markdown", "click", "waitForSelector", "html", "fill"]
 WALL = "# Before you continue\nAccept and continue"
 
 Reply = Callable[[int, str, dict], tuple[str, bool]]
 
 
-def conversation(exchanges: list[tuple[str, dict, str, bool]]) -> Conversation:
-    messages = [Message(role="user", text="task")]
+def conversation(exchanges: list[tuple[str, dict, str, bool]], task: str = "task") -> Conversation:
+    messages = [Message(role="user", text=task)]
     for n, (name, args, text, error) in enumerate(exchanges):
         messages.append(
             Message(role="assistant", tool_calls=[ToolUse(id=f"c{n}", name=name, args=args)])
@@ -54,11 +55,13 @@ def conversation(exchanges: list[tuple[str, dict, str, bool]]) -> Conversation:
     )
 
 
-def play(policy: OraclePolicy, reply: Reply) -> tuple[list[tuple[str, dict]], str]:
+def play(
+    policy: OraclePolicy, reply: Reply, task: str = "task"
+) -> tuple[list[tuple[str, dict]], str]:
     """Run the policy against a browser whose reply to the n-th call ``reply`` gives."""
     exchanges: list[tuple[str, dict, str, bool]] = []
     for n in range(60):
-        action = policy.step(conversation(exchanges))
+        action = policy.step(conversation(exchanges, task))
         if isinstance(action, FinalAnswer):
             return [(name, args) for name, args, _, _ in exchanges], action.text
         assert isinstance(action, ToolCallAction)
@@ -66,7 +69,7 @@ def play(policy: OraclePolicy, reply: Reply) -> tuple[list[tuple[str, dict]], st
         text, error = reply(n, call.name, call.args)
         exchanges.append((call.name, call.args, text, error))
         # a retried request gets the same decision again
-        assert policy.step(conversation(exchanges[:-1])) == action
+        assert policy.step(conversation(exchanges[:-1], task)) == action
     raise AssertionError("the policy never answered")
 
 
@@ -170,3 +173,38 @@ def test_a_native_lightpanda_failure_is_read_from_its_text() -> None:
     assert LIGHTPANDA.failed(ToolResult(id="1", text="FrameNotLoaded: no page is loaded"))
     assert not LIGHTPANDA.failed(ToolResult(id="1", text="Warranty: 24 months"))
     assert not LIGHTPANDA.failed(ToolResult(id="1", text="Error messages page"))
+
+
+TASK = "Sign in (username ada, password `s3cret-run-pw`) and read the total."
+
+
+def test_credentials_are_read_from_the_task_and_a_sign_in_form_is_filled_in() -> None:
+    # the task's own sign-in, and a second one when the session expired mid-task
+    oracle = Oracle(
+        (Go("/account/orders"), *sign_in(), WaitFor("#orders"), Read("main")),
+        Answer(r"Total: (\$\d+)"),
+    )
+
+    def reply(n: int, name: str, args: dict) -> tuple[str, bool]:
+        if n == 5:  # the wait for the orders: the session has expired
+            return "NodeNotFound: the selector matched nothing on the current page.", False
+        if n == 6:
+            return "# Sign in\nUsername\nPassword\nSign in", False
+        return ("# Orders\nTotal: $37" if name == "markdown" else "ok"), False
+
+    calls, answer = play(OraclePolicy(oracle, LIGHTPANDA, ROOT, recover=True), reply, TASK)
+    fills = [args for name, args in calls if name == "fill"]
+    assert (
+        fills
+        == [
+            {"selector": "#username", "value": "ada"},
+            {"selector": "#password", "value": "s3cret-run-pw"},
+        ]
+        * 2
+    )
+    assert calls[7:10] == [
+        ("fill", {"selector": "#username", "value": "ada"}),
+        ("fill", {"selector": "#password", "value": "s3cret-run-pw"}),
+        ("click", {"selector": "#login-button"}),
+    ]
+    assert answer == "$37"

@@ -22,7 +22,7 @@ import shlex
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 from urllib.parse import urljoin
 
@@ -915,7 +915,43 @@ class _PastWall(WaitFor):
     """A recovery's wait for the page behind the wall."""
 
 
-_RECOVERY_STEPS = (_Glance, _AcceptWall, _PastWall)
+@dataclass(frozen=True)
+class _Credential(Fill):
+    """A recovery's sign-in field (the site sent the agent to its sign-in form)."""
+
+
+_RECOVERY_STEPS = (_Glance, _AcceptWall, _PastWall, _Credential)
+# The site's sign-in form, as a look at the page shows it (localweb/site/account.py).
+_SIGN_IN_TEXT = ("Sign in", "Password")
+# Where a Fill types the credentials the task's text gives (localweb/tasks.py CREDENTIALS):
+# the oracle reads them from the task, as a model would.
+USERNAME, PASSWORD = "{username}", "{password}"
+_CREDENTIALS = re.compile(r"username (\S+?), password `([^`]+)`")
+
+
+def sign_in() -> tuple[Step, ...]:
+    """Fill the sign-in form with the credentials the task gives, and send it."""
+    return (
+        WaitFor("#login-form"),
+        Fill("#username", USERNAME),
+        Fill("#password", PASSWORD),
+        Click("#login-button"),
+    )
+
+
+def _past_the_wall(text: str) -> list[Step]:
+    """What a look at the page calls for before the task goes on: accepting a consent
+    wall, or signing in where the site sent the agent to its sign-in form."""
+    if _WALL_TEXT in text:
+        return [_AcceptWall(_WALL_BUTTON), _PastWall("main")]
+    if all(marker in text for marker in _SIGN_IN_TEXT):
+        return [
+            _Credential("#username", USERNAME),
+            _Credential("#password", PASSWORD),
+            _AcceptWall("#login-button"),
+            _PastWall("main"),
+        ]
+    return []
 
 
 class _Replay:
@@ -932,6 +968,17 @@ class _Replay:
         self.pages: dict[int, str] = {}  # plan position of a navigation -> its URL
         self.failures: dict[int, int] = {}  # id() of a plan step -> the times it failed
         self.recoveries = 0
+        # the task's words: in whichever user message the agent CLI put them (Codex sends
+        # its environment first)
+        told = "\n".join(m.text for m in conv.messages if m.role == "user")
+        found = _CREDENTIALS.search(told)
+        self.credentials = {USERNAME: found.group(1), PASSWORD: found.group(2)} if found else {}
+
+    def typed(self, step: Step) -> Step:
+        """``step`` with the credentials the task gave in place of their slots."""
+        if isinstance(step, Fill) and step.value in self.credentials:
+            return replace(step, value=self.credentials[step.value])
+        return step
 
     def next_call(self, step: Step, url: str | None) -> tuple[Action | None, str | None, str]:
         """Run ``step`` over the results: (the call to make now, or None once the step is
@@ -990,7 +1037,7 @@ class _Replay:
                 failure, index = "the answer is not in what was read", len(plan) - 1
             else:
                 self.enter(index)
-                step = plan[index]
+                step = self.typed(plan[index])
                 url = self.url_of(step, previous)
                 if url == "":
                     assert isinstance(step, Follow)
@@ -1001,8 +1048,8 @@ class _Replay:
                 if failure is None:
                     if url is not None:
                         self.pages[index] = url
-                    if isinstance(step, _Glance) and _WALL_TEXT in text:
-                        plan[index + 1 : index + 1] = [_AcceptWall(_WALL_BUTTON), _PastWall("main")]
+                    if isinstance(step, _Glance):
+                        plan[index + 1 : index + 1] = _past_the_wall(text)
                     previous = text
                     if isinstance(step, READ_STEPS) and not isinstance(step, _Glance):
                         self.reads.append(text)
@@ -1220,6 +1267,34 @@ ORACLES: dict[str, Oracle] = {
             Read("main"),
         ),
         Answer(r"(LW-\d{8})"),
+    ),
+    "account-orders": Oracle(
+        (Go("/account/orders"), *sign_in(), WaitFor("#orders"), Read("#orders")),
+        Answer(r"LW-ORD-2718\s*\|[^|]*\|[^|]*\|\s*(\$\d+\.\d\d)"),
+    ),
+    "account-settings": Oracle(
+        (
+            Go("/account/settings"),
+            *sign_in(),
+            WaitFor("#settings-form"),
+            Select("#delivery", "locker"),
+            Click("#save-settings"),
+            WaitFor("#saved"),
+            Read("#current-delivery"),
+        ),
+        Answer(r"([A-Za-z][A-Za-z ]*[a-z])"),
+    ),
+    "member-checkout": Oracle(
+        (
+            *_add_one("lw-1004"),
+            Go("/account/checkout"),
+            *sign_in(),
+            WaitFor("#place-order"),
+            Click("#place-order"),
+            WaitFor("#order-number"),
+            Read("#order-confirmation"),
+        ),
+        Answer(r"(LW-ORD-\d+)"),
     ),
     "docs-returns": Oracle(
         (

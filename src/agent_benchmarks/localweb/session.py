@@ -10,6 +10,8 @@ any agent at it (:func:`serve`).
 from __future__ import annotations
 
 import base64
+import os
+import secrets
 import ssl
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,6 +23,7 @@ from agent_benchmarks.backends.base import AgentOutcome, Backend, PreparedTask
 from agent_benchmarks.episode.faults import (
     CONNECTION_DROP,
     KINDS,
+    LOGIN_WALL,
     RENDERER_CRASH,
     STALE_DOM_WAIT_S,
     EpisodeFault,
@@ -41,9 +44,10 @@ from agent_benchmarks.localweb.oracle import (
     ToolSurface,
     oracle_policy,
 )
-from agent_benchmarks.localweb.site import Faults, LocalSite, serve_forever
-from agent_benchmarks.localweb.tasks import site_record
+from agent_benchmarks.localweb.site import Faults, LocalSite, data, serve_forever
+from agent_benchmarks.localweb.tasks import CREDENTIALS, PASSWORD_SLOT, site_record
 from agent_benchmarks.records import Mode, Task
+from agent_benchmarks.redact import add_secret
 from agent_benchmarks.runner.plan import AttemptKey
 from agent_benchmarks.runner.session import TaskSession, read_system_prompt
 from agent_benchmarks.spec import Options, RunSpec, option
@@ -114,10 +118,6 @@ class FaultOptions(Options):
             return None
         if self.fault_path is not None and self.fault not in _RESOURCE_FAULTS:
             raise InputError(f"--fault-path: for {' and '.join(_RESOURCE_FAULTS)} only")
-        if self.fault in _ACCOUNT_FAULTS:
-            raise InputError(
-                f"--fault {self.fault}: the site's account area, which it needs, is not here yet"
-            )
         trigger = Trigger.parse(self.fault_at) if self.fault_at is not None else None
         params: list[tuple[str, Any]] = []
         if self.fault in _RESOURCE_FAULTS:
@@ -155,7 +155,9 @@ class FaultOptions(Options):
 
 
 _RESOURCE_FAULTS = ("slow-resource", "failing-resource")
-_ACCOUNT_FAULTS = ("login-wall", "session-expiry")
+# The member account's password comes from here when it is set (a secret: its name ends in
+# PASSWORD, so it is masked in everything the harness writes); else each run draws its own.
+PASSWORD_ENV = "LOCALWEB_PASSWORD"
 
 
 class LocalwebSession(TaskSession):
@@ -171,9 +173,11 @@ class LocalwebSession(TaskSession):
         system_prompt: str | None,
         backend: Backend,
         fault: FaultPlan | None = None,
+        password_source: str = "",
     ):
         super().__init__(SUITE, mode, system_prompt=system_prompt)
         self.site = site
+        self.password_source = password_source
         self.fault = fault
         # The run needs the model meter: its faults fire there.
         self.episode_faults = fault is not None
@@ -195,7 +199,13 @@ class LocalwebSession(TaskSession):
                 "the web archive answers the stack; the site re-enacts each request the "
                 "stack sent to it, so its record of the episode is the stack's own"
             )
-        settings = {**super().settings(), "site": site, "model": model}
+        account = {
+            "username": data.ACCOUNT_USERNAME,
+            "password": self.password_source,
+            "handed": "in the task's text (logged-in tasks, and every task under --fault "
+            "login-wall), masked in everything the harness writes",
+        }
+        settings = {**super().settings(), "site": site, "model": model, "account": account}
         if self.fault is not None:
             settings["fault"] = self.fault.as_dict()
         return settings
@@ -214,9 +224,12 @@ class LocalwebSession(TaskSession):
             self.server.set_policy(episode, policy)
             base_url = self.server.base_url(episode, self.protocol)
             env[_KEY_VARIABLES.get(self.protocol, "OPENAI_API_KEY")] = API_KEY
+        text = self.prompt.task_text(prepared.task, start_url=start_url)
+        if self.fault is not None and self.fault.kind == LOGIN_WALL and PASSWORD_SLOT not in text:
+            text += f"\nIf the shop asks you to sign in, use {CREDENTIALS}."
         return replace(
             prepared,
-            text=self.prompt.task_text(prepared.task, start_url=start_url),
+            text=text.replace(PASSWORD_SLOT, self.site.account_password),
             env=env,
             base_url=base_url,
             details={**prepared.details, "episode": episode, "start_url": start_url},
@@ -322,6 +335,7 @@ def localweb_session(
             )
         advertised = f"{'https' if tls else 'http'}://{host}:{port}"
         port = 0  # the re-enacting site listens elsewhere: the recorded address stays dark
+    password, password_source = account_password()
     try:
         site = LocalSite(
             host=host,
@@ -330,6 +344,7 @@ def localweb_session(
             tls=tls,
             advertised=advertised,
             fault_script=fault is not None,
+            account_password=password,
         )
         site.start()
     except OSError as exc:
@@ -339,11 +354,26 @@ def localweb_session(
         ) from None
     with site:
         if scripted_model is None:
-            yield LocalwebSession(site, None, mode, system_prompt, backend, fault)
+            yield LocalwebSession(site, None, mode, system_prompt, backend, fault, password_source)
             return
         oracle_surface(backend.name)  # refuse before starting anything
         with ScriptedModelServer(models=[scripted_model], host=host) as server:
-            yield LocalwebSession(site, server, mode, system_prompt, backend, fault)
+            yield LocalwebSession(
+                site, server, mode, system_prompt, backend, fault, password_source
+            )
+
+
+def account_password() -> tuple[str, str]:
+    """The member account's password for this run, and where it came from: the
+    environment's LOCALWEB_PASSWORD (a replay must sign in with the password it recorded),
+    else drawn for this run. Either way it is masked in everything the harness writes."""
+    given = os.environ.get(PASSWORD_ENV)
+    if given:
+        password, source = given, f"from {PASSWORD_ENV}"
+    else:
+        password, source = secrets.token_hex(12), "drawn for this run, never written"
+    add_secret(password)
+    return password, source
 
 
 def check_run(spec: RunSpec, backend: Backend) -> None:

@@ -32,7 +32,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from html import escape
-from typing import Protocol
+from typing import Any, Protocol
 from urllib.parse import quote
 
 from . import data
@@ -50,18 +50,44 @@ class AccountSession:
 
 @dataclass
 class AccountState:
-    """A task's account sessions, by the value of their cookie."""
+    """A task's account sessions, by the value of their cookie; and what the member did in
+    the episode (member.py): the settings saved and the orders placed."""
 
     sessions: dict[str, AccountSession] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # The account's password on this site (a run may set its own: LocalSite(account_password)).
+    password: str = data.ACCOUNT_PASSWORD
+    expired: set[str] = field(default_factory=set)  # cookies whose session has ended
+    settings: dict[str, str] = field(default_factory=lambda: dict(data.ACCOUNT_DEFAULT_SETTINGS))
+    orders: list[dict[str, Any]] = field(default_factory=list)
 
     def find(self, token: str) -> AccountSession | None:
+        """The live session of a cookie: None once it has expired (its lifetime, or the
+        episode's session-expiry fault)."""
         with self.lock:
-            return self.sessions.get(token)
+            session = self.sessions.get(token)
+            if session is None or token in self.expired:
+                return None
+            if time.time() - session.issued_at > data.ACCOUNT_SESSION_S:
+                self.expired.add(token)
+                return None
+            return session
+
+    def was_signed_in(self, token: str) -> bool:
+        with self.lock:
+            return token in self.expired
+
+    def expire_all(self) -> int:
+        """End every session (the session-expiry fault); how many were live."""
+        with self.lock:
+            live = [t for t in self.sessions if t not in self.expired]
+            self.expired.update(live)
+            return len(live)
 
     def begin(self, token: str, session: AccountSession) -> None:
         with self.lock:
             self.sessions[token] = session
+            self.expired.discard(token)  # signing in again revives the visitor's cookie
 
     def end(self, token: str) -> None:
         with self.lock:
@@ -92,6 +118,10 @@ class AccountRequest(Protocol):
     def form(self) -> dict[str, str]: ...
 
     def accounts(self) -> AccountState: ...
+
+    def cart(self) -> dict[str, int]: ...
+
+    def clear_cart(self) -> None: ...
 
 
 def _token(*parts: str) -> str:
@@ -133,6 +163,15 @@ def route(request: AccountRequest, path: str) -> Reply:
     return Reply(404, request.page().not_found("No such account page."))
 
 
+def login_url(request: AccountRequest, path: str) -> str:
+    """The sign-in form, coming back to ``path`` (a site path) after; saying so when the
+    visitor's session has expired."""
+    back = quote(f"{request.root}{path}", safe="/")
+    token = request.cookie(ACCOUNT_COOKIE)
+    expired = "&expired=1" if token and request.accounts().was_signed_in(token) else ""
+    return f"{request.root}/account/login?next={back}{expired}"
+
+
 def _next_target(request: AccountRequest, given: str | None) -> str:
     """Where a sign-in goes on to: ``given`` when it is a page of this task, else /account."""
     if given and given.startswith(request.root + "/") and "//" not in given and "\\" not in given:
@@ -141,6 +180,8 @@ def _next_target(request: AccountRequest, given: str | None) -> str:
 
 
 def _login_form(request: AccountRequest, status: int, error: str | None = None) -> Reply:
+    if error is None and request.param("expired"):
+        error = data.SESSION_EXPIRED
     token = csrf_token(request.task_id, request.session)
     target = escape(_next_target(request, request.param("next")), quote=True)
     message = ""
@@ -173,7 +214,10 @@ def _sign_in(request: AccountRequest) -> Reply:
         )
         return Reply(403, request.page().layout("Sign-in form expired", body))
     username = form.get("username", "").strip()
-    if username != data.ACCOUNT_USERNAME or form.get("password", "") != data.ACCOUNT_PASSWORD:
+    password = request.accounts().password
+    if username != data.ACCOUNT_USERNAME or not hmac.compare_digest(
+        form.get("password", "").encode(), password.encode()
+    ):
         return _login_form(request, 401, data.WRONG_LOGIN)
     token = _token("session", request.task_id, request.session, username)
     request.accounts().begin(token, AccountSession(username, time.time()))
@@ -191,8 +235,7 @@ def _members_only(request: AccountRequest, path: str, render: _Render) -> Reply:
     for anyone else."""
     session = signed_in(request)
     if session is None:
-        back = quote(f"{request.root}{path}", safe="/")
-        return Reply(303, headers=[("Location", f"{request.root}/account/login?next={back}")])
+        return Reply(303, headers=[("Location", login_url(request, path))])
     return Reply(200, render(request.page(), request.root, session))
 
 

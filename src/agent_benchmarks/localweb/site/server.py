@@ -26,7 +26,7 @@ from urllib.parse import parse_qs, quote, urlsplit
 
 from agent_benchmarks.localweb.serving import BackgroundHTTPServer
 
-from . import account, data
+from . import account, data, member
 from .interrupt import (
     FAULT_PREFIX,
     WALL_ACCEPT,
@@ -155,8 +155,12 @@ class LocalSite(BackgroundHTTPServer):
         tls: ssl.SSLContext | None = None,
         advertised: str | None = None,
         fault_script: bool = False,
+        account_password: str = data.ACCOUNT_PASSWORD,
     ):
         super().__init__()
+        # The member account's password on this instance (localweb runs give each run its
+        # own, a secret: see localweb/session.py).
+        self.account_password = account_password
         # Pages carry the episode's DOM generation and poll for a stale-dom fault: in every
         # run with --fault (its clean pair included, so both serve the same pages).
         self.fault_script = fault_script
@@ -250,10 +254,12 @@ class LocalSite(BackgroundHTTPServer):
     ) -> dict[str, Any]:
         """Carry out a site fault in one episode (see :mod:`.interrupt`); what it did."""
         with self._lock:
-            interrupts = self._state(task_id).interrupts
+            state = self._state(task_id)
         if kind == "stale-dom":
-            return interrupts.stale_dom(wait_s)
-        return interrupts.arm(Interruption(kind, path, count, delay_s))
+            return state.interrupts.stale_dom(wait_s)
+        if kind == "session-expiry":
+            return {"done": True, "sessions_ended": state.accounts.expire_all()}
+        return state.interrupts.arm(Interruption(kind, path, count, delay_s))
 
     def task_ids(self) -> list[str]:
         with self._lock:
@@ -290,6 +296,15 @@ class LocalSite(BackgroundHTTPServer):
                     merged[sku] = merged.get(sku, 0) + qty
             return merged
 
+    def member_record(self, task_id: str = DEFAULT_TASK) -> tuple[dict[str, str], list[dict]]:
+        """The member account's settings and the orders it placed in this task's episode."""
+        with self._lock:
+            st = self._tasks.get(task_id)
+        if st is None:
+            return {}, []
+        with st.accounts.lock:
+            return dict(st.accounts.settings), [dict(o) for o in st.accounts.orders]
+
     def form_submissions(self, task_id: str = DEFAULT_TASK) -> list[FormSubmission]:
         with self._lock:
             st = self._tasks.get(task_id)
@@ -303,7 +318,8 @@ class LocalSite(BackgroundHTTPServer):
     def _state(self, task_id: str) -> _TaskState:
         st = self._tasks.get(task_id)
         if st is None:
-            st = self._tasks[task_id] = _TaskState()
+            accounts = account.AccountState(password=self.account_password)
+            st = self._tasks[task_id] = _TaskState(accounts=accounts)
         return st
 
     def _draw(self, task_id: str) -> tuple[float, float]:
@@ -339,16 +355,29 @@ class LocalSite(BackgroundHTTPServer):
         if slow is not None:
             self._sleep(slow.delay_s)
             return "slow-resource", None
+        page_request = method == "GET" and not site_path.startswith(("/static/", "/api/"))
+        if not page_request:
+            return None, None  # a page's own resources still load
+        root = f"/t/{task_id}"
+        if interrupts.take(site_path, "login-wall") is not None and not (
+            site_path.startswith("/account/login") or self._signed_in(task_id, cookies)
+        ):
+            back = quote(root + full, safe="/")
+            location = f"{root}/account/login?next={back}"
+            return "login-wall", _Response(303, headers=[("Location", location)])
         if (
-            method != "GET"
-            or cookies.get(WALL_COOKIE) == "accepted"
-            or site_path.startswith(("/static/", "/api/"))  # a page's own resources load
+            cookies.get(WALL_COOKIE) == "accepted"
             or interrupts.take(site_path, "consent-wall") is None
         ):
             return None, None
-        root = f"/t/{task_id}"
         body = consent_wall(root, root + full)
         return "consent-wall", _Response(200, Page(root, 0, None).layout("Cookies", body).encode())
+
+    def _signed_in(self, task_id: str, cookies: dict[str, str]) -> bool:
+        token = cookies.get(account.ACCOUNT_COOKIE)
+        with self._lock:
+            accounts = self._state(task_id).accounts
+        return bool(token) and accounts.find(token) is not None
 
     def _sleep(self, seconds: float) -> None:
         if seconds > 0:
@@ -556,6 +585,13 @@ class _Ctx:
         with self.site._lock:
             return self.site._state(self.task_id).accounts
 
+    def cart(self) -> dict[str, int]:
+        return self.site.cart(self.task_id, self.session)
+
+    def clear_cart(self) -> None:
+        with self.site._lock:
+            self.site._state(self.task_id).carts.pop(self.session, None)
+
 
 def _html(status: int, text: str) -> _Response:
     return _Response(status, text.encode("utf-8"))
@@ -659,6 +695,9 @@ def _route(ctx: _Ctx, path: str) -> _Response:
             return _redirect(f"{ctx.root}/cart")
         if path == "/enquiry":
             return _enquiry_post(ctx)
+    if path in member.PATHS:
+        reply = member.route(ctx, path)
+        return _Response(reply.status, reply.html.encode("utf-8"), headers=reply.headers)
     if path == "/account" or path.startswith("/account/"):
         reply = account.route(ctx, path)
         return _Response(reply.status, reply.html.encode("utf-8"), headers=reply.headers)
