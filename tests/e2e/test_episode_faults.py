@@ -233,15 +233,15 @@ def test_a_login_wall_and_an_expired_session_are_signed_through(tmp_path: Path) 
     [row] = rows
     requests = row.details["site"]["requests"]
     assert any(r["method"] == "POST" and r["path"] == "/account/login" for r in requests)
-    # the member's session expires after call 6 (the settings form is open): saving sends
+    # the member's session expires after call 8 (the option chosen): saving sends
     # the member to sign in again, and the setting is saved after all
     proc, run_dir, rows = faulted(
-        tmp_path, CHROMIUM_MCP, "session-expiry", "--fault-at", "call:6", task="account-settings"
+        tmp_path, CHROMIUM_MCP, "session-expiry", "--fault-at", "call:8", task="account-settings"
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     [row] = rows
     fault = row.details["fault"]
-    assert fault["fired_at_call"] == 6 and fault["action"] == {"done": True, "sessions_ended": 1}
+    assert fault["fired_at_call"] == 8 and fault["action"] == {"done": True, "sessions_ended": 1}
     logins = [r for r in row.details["site"]["requests"] if r["path"] == "/account/login"]
     assert len(logins) == 2 and row.details["site"]["settings"]["delivery"] == "locker"
     assert graded(run_dir).per_task[0].correct

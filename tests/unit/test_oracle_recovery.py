@@ -179,16 +179,23 @@ TASK = "Sign in (username ada, password `s3cret-run-pw`) and read the total."
 
 
 def test_credentials_are_read_from_the_task_and_a_sign_in_form_is_filled_in() -> None:
-    # the task's own sign-in, and a second one when the session expired mid-task
+    # a site whose session ends after the first look at the orders: the task's own sign-in,
+    # and a second one where the site asks again
     oracle = Oracle(
         (Go("/account/orders"), *sign_in(), WaitFor("#orders"), Read("main")),
         Answer(r"Total: (\$\d+)"),
     )
+    site = {"signed_in": False, "waits": 0}
 
     def reply(n: int, name: str, args: dict) -> tuple[str, bool]:
-        if n == 5:  # the wait for the orders: the session has expired
-            return "NodeNotFound: the selector matched nothing on the current page.", False
-        if n == 6:
+        if name == "click" and args == {"selector": "#login-button"}:
+            site["signed_in"] = True
+        if name == "waitForSelector" and args == {"selector": "#orders"}:
+            site["waits"] += 1
+            if site["waits"] == 1:  # the session expires: the orders page is not shown
+                site["signed_in"] = False
+                return "NodeNotFound: the selector matched nothing.", False
+        if name == "markdown" and not site["signed_in"]:
             return "# Sign in\nUsername\nPassword\nSign in", False
         return ("# Orders\nTotal: $37" if name == "markdown" else "ok"), False
 
@@ -202,9 +209,11 @@ def test_credentials_are_read_from_the_task_and_a_sign_in_form_is_filled_in() ->
         ]
         * 2
     )
-    assert calls[7:10] == [
-        ("fill", {"selector": "#username", "value": "ada"}),
-        ("fill", {"selector": "#password", "value": "s3cret-run-pw"}),
-        ("click", {"selector": "#login-button"}),
-    ]
+    assert [name for name, _ in calls[:6]] == [
+        "goto", "markdown", "fill", "fill", "click", "waitForSelector",
+    ]  # fmt: skip
     assert answer == "$37"
+    # a look at the page when signed in already fills nothing in
+    site.update(signed_in=True, waits=1)
+    calls, _ = play(OraclePolicy(oracle, LIGHTPANDA, ROOT, recover=True), reply, TASK)
+    assert [name for name, _ in calls] == ["goto", "markdown", "waitForSelector", "markdown"]

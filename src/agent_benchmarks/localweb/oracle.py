@@ -929,14 +929,15 @@ USERNAME, PASSWORD = "{username}", "{password}"
 _CREDENTIALS = re.compile(r"username (\S+?), password `([^`]+)`")
 
 
+@dataclass(frozen=True)
+class _SignIn(Read):
+    """A look at the page the task expects the sign-in form on: if it is there (not when
+    the agent is signed in already), the credentials the task gives go into it."""
+
+
 def sign_in() -> tuple[Step, ...]:
-    """Fill the sign-in form with the credentials the task gives, and send it."""
-    return (
-        WaitFor("#login-form"),
-        Fill("#username", USERNAME),
-        Fill("#password", PASSWORD),
-        Click("#login-button"),
-    )
+    """Sign in with the credentials the task gives, where the site asks for them."""
+    return (_SignIn(),)
 
 
 def _past_the_wall(text: str) -> list[Step]:
@@ -1048,10 +1049,10 @@ class _Replay:
                 if failure is None:
                     if url is not None:
                         self.pages[index] = url
-                    if isinstance(step, _Glance):
-                        plan[index + 1 : index + 1] = _past_the_wall(text)
+                    if isinstance(step, _Glance | _SignIn):
+                        plan[index + 1 : index + 1] = self.past_the_wall(index, text)
                     previous = text
-                    if isinstance(step, READ_STEPS) and not isinstance(step, _Glance):
+                    if isinstance(step, READ_STEPS) and not isinstance(step, _Glance | _SignIn):
                         self.reads.append(text)
                     index += 1
                     continue
@@ -1061,6 +1062,19 @@ class _Replay:
             if resumed is None:
                 return FinalAnswer(f"stuck: {failure}")
             index = resumed
+
+    def past_the_wall(self, index: int, text: str) -> list[Step]:
+        """The steps a look at the page (at ``index``) calls for. Signed in again in a
+        recovery, the agent is back on the page of its last navigation, as it was before
+        what it did there: that is done again before the step that failed."""
+        steps = _past_the_wall(text)
+        if not steps or _WALL_TEXT in text or not isinstance(self.plan[index], _Glance):
+            return steps
+        nav = max((i for i in self.pages if i < index), default=None)
+        if nav is None:
+            return steps
+        redo = [s for s in self.plan[nav + 1 : index] if not isinstance(s, _RECOVERY_STEPS)]
+        return [*steps, *redo]
 
     def may_recover(self) -> bool:
         return self.policy.recover and self.recoveries < MAX_RECOVERIES
