@@ -356,6 +356,7 @@ def add_budget_args(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--temperature",
         type=non_negative_float,
+        metavar="T",
         help="the sampling temperature the harness sets on every model request (default: "
         "the agent's own; a provider that refuses it says so in the attempt's error)",
     )
