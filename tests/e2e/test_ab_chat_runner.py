@@ -58,8 +58,9 @@ def _assert_cleaned_up(run_dir: Path, rows: list[PredictionRow]) -> None:
 
 def _localweb(run_dir: Path, *extra: str):
     return run_cli(
-        "localweb-ab-run", "--workers", "2", "--out-dir", str(run_dir), *extra, env=no_api_keys()
-    )
+        "localweb-ab-run", "--workers", "2", "--out-dir", str(run_dir), *extra,
+        env=no_api_keys(), timeout=240,  # 24 tasks, each a chat, a daemon and a browser
+    )  # fmt: skip
 
 
 def _check_scaffold_rows(rows: list[PredictionRow], engine: str) -> None:
