@@ -233,7 +233,8 @@ def test_a_chat_that_never_stops_calling_tools_hits_its_step_cap(
     assert proc.returncode == 0, proc.stderr[-2000:]
     (row,) = read_rows(run_dir)
     assert asked == LIMITS[STEP_CAP] == 50
-    assert row.status == "empty" and row.details["limits_hit"] == [STEP_CAP]
+    # agent-browser's own budget spent: status budget, a wrong answer
+    assert row.status == "budget" and row.details["limits_hit"] == [STEP_CAP]
     assert not row.prediction  # it never gave a final reply
     assert len(row.trace) == 50 and row.usage.turns == 50
     assert row.details["gateway"]["requests"] == 50

@@ -373,7 +373,7 @@ def test_a_spent_budget_is_a_wrong_answer_and_the_row_says_so(
             requests = len(server.model_requests("g1-plain"))
     assert proc.returncode == 0, proc.stderr[-2000:]
     (row,) = read_rows(run_dir)
-    assert row.status == "empty" and row.error_class is None
+    assert row.status == "budget" and row.error_class is None
     assert row.details["budget_exhausted"] == subtype
     assert requests < 10  # stopped by the cap, not by the timeout
     manifest = Manifest.model_validate_json((run_dir / "manifest.json").read_text())
