@@ -401,7 +401,12 @@ class AgentBrowserChatSurface(OneCallSurface):
             case WaitForText(text=text):
                 words = ["wait", "--text", text]
             case Click(selector=selector) | Check(selector=selector) | WaitFor(selector=selector):
-                command = {Click: "click", Check: "check", WaitFor: "wait"}[type(step)]
+                # by kind, not exact class: a recovery's click is a Click too
+                command = next(
+                    word
+                    for kind, word in ((Click, "click"), (Check, "check"), (WaitFor, "wait"))
+                    if isinstance(step, kind)
+                )
                 words = [command, selector]
             case _:
                 raise ValueError(f"no {self.name} tool for {step!r}")
