@@ -18,7 +18,7 @@ import pytest
 from agent_benchmarks.localweb.models import API_KEY, ScriptedModelServer
 from agent_benchmarks.localweb.oracle import LIGHTPANDA, ORACLES, oracle_policy
 from agent_benchmarks.localweb.site import LocalSite
-from agent_benchmarks.localweb.tasks import TASKS, TASKS_BY_ID, site_record
+from agent_benchmarks.localweb.tasks import PASSWORD_SLOT, TASKS, TASKS_BY_ID, site_record
 from tests.support import lightpanda_binary
 
 pytestmark = pytest.mark.e2e
@@ -43,6 +43,8 @@ def _run_task(task_id: str, site: LocalSite, server: ScriptedModelServer, tmp: P
     start = site.begin_task(task_id)
     server.set_policy(task_id, oracle_policy(task_id, LIGHTPANDA, start))
     question = f"Start at {start.rstrip('/')}{task.start_path}. {task.question}"
+    # a logged-in task's credentials: the site's account password in the task's slot
+    question = question.replace(PASSWORD_SLOT, site.account_password)
     return _agent(task_id, question, server, tmp)
 
 

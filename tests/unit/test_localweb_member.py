@@ -131,6 +131,15 @@ def test_a_login_wall_sends_every_page_to_the_sign_in_form_until_signed_in(
         assert walled.status_code == 303
         assert walled.headers["location"] == ("/t/m1/account/login?next=/t/m1/products%3Fpage%3D2")
         assert client.get(f"{base}/static/site.css").status_code == 200
+        # a form sent from behind the wall does nothing, and comes back to its page
+        added = client.post(
+            f"{base}/cart/add",
+            data={"sku": "LW-1004", "qty": "1"},
+            headers={"Referer": f"{base}/products/lw-1004"},
+        )
+        assert added.status_code == 303
+        assert added.headers["location"] == "/t/m1/account/login?next=/t/m1/products/lw-1004"
+        assert site.cart("m1") == {}
         signed = sign_in(client, base)
         assert signed.status_code == 303
         assert client.get(f"{base}/products?page=2").status_code == 200

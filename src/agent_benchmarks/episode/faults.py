@@ -60,7 +60,7 @@ KINDS: dict[str, str] = {
     STALE_DOM: "the page replaces every node the agent has read with a new one of the same "
     "content (references to the old nodes go stale)",
     CONSENT_WALL: "every page shows a consent wall until it is accepted",
-    LOGIN_WALL: "every page sends the visitor to the sign-in form until they sign in",
+    LOGIN_WALL: "every page (and form) sends the visitor to the sign-in form until they sign in",
     SESSION_EXPIRY: "the signed-in session expires: the account's pages ask to sign in again",
     SLOW_RESOURCE: "the next responses for the fault's path are delayed",
     FAILING_RESOURCE: "the next responses for the fault's path fail with HTTP 503",

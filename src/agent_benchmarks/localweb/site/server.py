@@ -340,7 +340,13 @@ class LocalSite(BackgroundHTTPServer):
             watcher(path)
 
     def _interruption(
-        self, task_id: str, site_path: str, full: str, method: str, cookies: dict[str, str]
+        self,
+        task_id: str,
+        site_path: str,
+        full: str,
+        method: str,
+        cookies: dict[str, str],
+        referer: str | None = None,
     ) -> tuple[str | None, _Response | None]:
         """An armed interruption of the episode that hits this request: its name, and the
         response it gives instead of the page (None: the page, perhaps late)."""
@@ -355,16 +361,21 @@ class LocalSite(BackgroundHTTPServer):
         if slow is not None:
             self._sleep(slow.delay_s)
             return "slow-resource", None
-        page_request = method == "GET" and not site_path.startswith(("/static/", "/api/"))
-        if not page_request:
-            return None, None  # a page's own resources still load
+        if site_path.startswith(("/static/", "/api/")):
+            return None, None  # a page's own resources and calls still load
         root = f"/t/{task_id}"
         if interrupts.take(site_path, "login-wall") is not None and not (
             site_path.startswith("/account/login") or self._signed_in(task_id, cookies)
         ):
-            back = quote(root + full, safe="/")
-            location = f"{root}/account/login?next={back}"
+            # A form sent from behind the wall does nothing: the visitor signs in first, and
+            # comes back to the page the form was on (its Referer), or to the page asked for.
+            back = root + full
+            if method == "POST":
+                back = _same_task_path(referer, root) or root + "/"
+            location = f"{root}/account/login?next={quote(back, safe='/')}"
             return "login-wall", _Response(303, headers=[("Location", location)])
+        if method != "GET":
+            return None, None
         if (
             cookies.get(WALL_COOKIE) == "accepted"
             or interrupts.take(site_path, "consent-wall") is None
@@ -382,6 +393,15 @@ class LocalSite(BackgroundHTTPServer):
     def _sleep(self, seconds: float) -> None:
         if seconds > 0:
             self._stopping.wait(seconds)
+
+
+def _same_task_path(url: str | None, root: str) -> str | None:
+    """The path (query included) of ``url`` when it is a page of the task at ``root``."""
+    if not url:
+        return None
+    split = urlsplit(url)
+    path = split.path + (f"?{split.query}" if split.query else "")
+    return path if path.startswith(root + "/") else None
 
 
 def _check_task_id(task_id: str) -> None:
@@ -451,7 +471,10 @@ class _Handler(BaseHTTPRequestHandler):
                 fault = "hang"
                 site._sleep(faults.hang_seconds)
             full = site_path + (f"?{split.query}" if split.query else "")
-            fault, interrupted = site._interruption(task_id, site_path, full, method, cookies)
+            referer = self.headers.get("Referer")
+            fault, interrupted = site._interruption(
+                task_id, site_path, full, method, cookies, referer
+            )
             if interrupted is not None:
                 resp = interrupted
             elif r_err < faults.error_rate:
