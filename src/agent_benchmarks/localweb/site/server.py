@@ -472,9 +472,10 @@ class _Handler(BaseHTTPRequestHandler):
                 site._sleep(faults.hang_seconds)
             full = site_path + (f"?{split.query}" if split.query else "")
             referer = self.headers.get("Referer")
-            fault, interrupted = site._interruption(
+            interrupting, interrupted = site._interruption(
                 task_id, site_path, full, method, cookies, referer
             )
+            fault = interrupting or fault
             if interrupted is not None:
                 resp = interrupted
             elif r_err < faults.error_rate:
