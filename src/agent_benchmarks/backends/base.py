@@ -51,8 +51,7 @@ class PreparedTask:
     # it. None: the live web, directly.
     web: AttemptWeb | None = None
     # The fault this episode injects (localweb's --fault), which the suite plans: a backend
-    # whose browser is an MCP server routes it through the project's relay when
-    # ``fault.relays_mcp``. None: no fault run.
+    # whose browser is an MCP server routes it through the project's relay. None: no fault.
     fault: EpisodeFault | None = None
 
 

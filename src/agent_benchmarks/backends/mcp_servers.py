@@ -530,7 +530,8 @@ def browser_server(
     if prepared.web is not None:
         assert definition.route_web is not None  # refused at the start otherwise
         server = definition.route_web(server, prepared.web, prepared.tmpdir)
-    if prepared.fault is not None and prepared.fault.relays_mcp:
+    if prepared.fault is not None:
+        # every episode of a --fault run, its clean pair's too: both take the same path
         server = relayed(server, prepared.workdir)
     return server
 

@@ -226,12 +226,6 @@ class EpisodeFault:
         self._loaded_after: int | None = None  # the calls made before the one loading it
         self._fired: dict[str, Any] | None = None
 
-    @property
-    def relays_mcp(self) -> bool:
-        """Whether the stack's MCP server goes through the relay: in every faulted run and
-        its clean pair, so that both take the same path."""
-        return True
-
     def bind(self, marker: str, tmpdir: Path, workdir: Path) -> None:
         """The attempt's marker, temp folder and folder: how its processes and its relay's
         log are found."""
