@@ -6,7 +6,7 @@ keep-alive connection closed) is no error."""
 from __future__ import annotations
 
 import sys
-from http.server import ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 
@@ -20,3 +20,32 @@ class LoopbackServer(ThreadingHTTPServer):
         if isinstance(sys.exc_info()[1], OSError):
             return
         super().handle_error(request, client_address)
+
+
+class LoopbackHandler(BaseHTTPRequestHandler):
+    """A handler that sends every method to one ``_dispatch``, keeps connections alive
+    (as the agents' clients expect) and logs nothing to stderr (each service keeps a log of
+    its own)."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def _dispatch(self) -> None:
+        raise NotImplementedError
+
+    def do_GET(self) -> None:
+        self._dispatch()
+
+    def do_POST(self) -> None:
+        self._dispatch()
+
+    def do_HEAD(self) -> None:
+        self._dispatch()
+
+    def do_PUT(self) -> None:
+        self._dispatch()
+
+    def do_DELETE(self) -> None:
+        self._dispatch()

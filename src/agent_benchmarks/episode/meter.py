@@ -29,7 +29,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, Self
 
@@ -43,7 +42,7 @@ from agent_benchmarks.episode.wire import (
     protocol_of,
     read_reply,
 )
-from agent_benchmarks.loopback import LoopbackServer
+from agent_benchmarks.loopback import LoopbackHandler, LoopbackServer
 from agent_benchmarks.pricing import PriceTable
 from agent_benchmarks.records import Usage
 
@@ -202,21 +201,8 @@ class _Server(LoopbackServer):
     meter: ModelMeter
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # keep-alive, as the agents' clients expect
+class _Handler(LoopbackHandler):
     server: _Server
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass  # the meter's log replaces stderr chatter
-
-    def do_GET(self) -> None:
-        self._dispatch()
-
-    def do_POST(self) -> None:
-        self._dispatch()
-
-    def do_HEAD(self) -> None:
-        self._dispatch()
 
     def _dispatch(self) -> None:
         meter = self.server.meter

@@ -45,14 +45,13 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from http.server import BaseHTTPRequestHandler
 from typing import Any, Literal
 from urllib.parse import quote, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_benchmarks.localweb.serving import BackgroundHTTPServer
-from agent_benchmarks.loopback import LoopbackServer
+from agent_benchmarks.loopback import LoopbackHandler, LoopbackServer
 from agent_benchmarks.records import Usage
 
 from .conversation import Action, Conversation, FinalAnswer, ToolUse, WireProtocol
@@ -343,8 +342,7 @@ class _Abort(Exception):
     """Stop handling this request without sending anything more."""
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # keep-alive, as every real client expects
+class _Handler(LoopbackHandler):
     server: _HTTPServer
 
     # --- plumbing -------------------------------------------------------------------------
@@ -359,24 +357,6 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.owner._track(self.connection, add=False)
         with contextlib.suppress(OSError):
             super().finish()
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass  # the request log replaces stderr chatter
-
-    def do_GET(self) -> None:
-        self._dispatch()
-
-    def do_POST(self) -> None:
-        self._dispatch()
-
-    def do_HEAD(self) -> None:
-        self._dispatch()
-
-    def do_PUT(self) -> None:
-        self._dispatch()
-
-    def do_DELETE(self) -> None:
-        self._dispatch()
 
     def _read_body(self) -> bytes:
         if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
