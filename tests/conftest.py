@@ -19,11 +19,12 @@ from tests.support import (
 pytest_plugins = ["tests.temp_check", "pytester"]
 
 
-@pytest.fixture(autouse=True)
-def _running_test(request: pytest.FixtureRequest) -> None:
-    """Which test runs: the commands it starts check their timeouts against its time
-    limit (tests.support.check_time_limit)."""
-    RunningTest.item = request.node
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Which test runs: the commands it starts, its fixtures' included (a module's fixture
+    is set up for its first test, and pytest-timeout counts it there), check their
+    timeouts against its time limit (tests.support.check_time_limit)."""
+    RunningTest.item = item
     RunningTest.commands_s = 0.0
 
 

@@ -301,6 +301,38 @@ def left_running(run_dir: Path) -> list[str]:
     return found
 
 
+def run_processes(*run_dirs: Path) -> list[psutil.Process]:
+    """The live processes of these runs' attempts, wherever they run on this machine:
+    those whose attempt marker starts with a run's key (the engine's markers do)."""
+    from agent_benchmarks.isolation.process import MARKER_ENV
+    from agent_benchmarks.isolation.scratch import run_key
+
+    keys = tuple(f"{run_key(run_dir)}-" for run_dir in run_dirs)
+    found = []
+    for proc in psutil.process_iter(["environ", "status"]):
+        try:
+            if proc.info["status"] == psutil.STATUS_ZOMBIE:
+                continue
+            if (proc.info["environ"] or {}).get(MARKER_ENV, "").startswith(keys):
+                found.append(proc)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    return found
+
+
+def run_cgroups(run_dir: Path) -> list[Path]:
+    """The attempts' memory cgroups of a run still on this machine."""
+    from agent_benchmarks.isolation.scratch import run_key
+
+    name = f"agent-benchmarks-{run_key(run_dir)}-"
+    return [
+        Path(root, folder)
+        for root, folders, _ in os.walk("/sys/fs/cgroup")
+        for folder in folders
+        if folder.startswith(name)
+    ]
+
+
 def gaia_mcp_run(
     gaia_file: Path, model_root: str, run_dir: Path, *flags: str, timeout: float = 300
 ) -> subprocess.CompletedProcess[str]:

@@ -88,7 +88,7 @@ def _run_cells(sweep: Sweep, path: Path, prepared: list[PreparedRun], console: C
     outcome_status = 0
     sweep.write_record(cells)  # once every cell can start: a refused sweep writes nothing
     if prepared:
-        executor = make_executor(prepared[0].spec)
+        executor = make_executor(prepared[0].spec, sweep.out_dir)
         with executor, ExitStack() as running:
             runs = [
                 running.enter_context(open_run(p, console, attach_executor(executor, p)))

@@ -63,6 +63,11 @@ def run_key(run_dir: Path) -> str:
     return hashlib.sha256(str(run_dir.absolute()).encode()).hexdigest()[:8]
 
 
+def run_tmpdir_prefix(run_dir: Path) -> str:
+    """The path every attempt temp folder of the run starts with."""
+    return str(Path(tempfile.gettempdir()) / f"{PREFIX}{run_key(run_dir)}-")
+
+
 def new_attempt_tmpdir(run_dir: Path) -> Path:
     return Path(tempfile.mkdtemp(prefix=f"{PREFIX}{run_key(run_dir)}-", dir=temp_root()))
 

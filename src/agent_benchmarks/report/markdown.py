@@ -127,6 +127,7 @@ def render_group(group: SuiteComparison, heading_level: int = 2) -> list[str]:
     if group.recovery:
         out += [f"{h}# Recovery under injected faults", "", md(group.recovery_rule), ""]
         out += table(*fmt.recovery_table(group))
+    out += resources_section(group, numbers, h)
     if any(row.attempts_per_task_min > 1 for row in group.rows):
         out += [f"{h}# Repeated attempts: pass@k and pass^k", ""]
         out += table(
@@ -203,7 +204,7 @@ def render_group(group: SuiteComparison, heading_level: int = 2) -> list[str]:
         ],
     )
     out += table(
-        ["#", "tool", "calls", "errors", "median ms", "p90 ms", "calls/min at mean latency"],
+        list(fmt.TOOL_HEAD),
         [
             [
                 numbers[d.key],
@@ -213,6 +214,7 @@ def render_group(group: SuiteComparison, heading_level: int = 2) -> list[str]:
                 fmt.ms(t.latency_median_ms),
                 fmt.ms(t.latency_p90_ms),
                 fmt.count(t.calls_per_minute),
+                fmt.reply_tokens(t),
             ]
             for d in group.diagnostics
             for t in d.tools
@@ -250,6 +252,19 @@ def render_group(group: SuiteComparison, heading_level: int = 2) -> list[str]:
                 for k, h_ in hits
             ],
         )
+    return out
+
+
+def resources_section(group: SuiteComparison, numbers: dict[str, str], h: str) -> list[str]:
+    """What each stack cost the machine: its memory, CPU and page weight, and its roles'."""
+    out = [f"{h}# Resources: memory, CPU and page weight", "", md(fmt.machines(group)), ""]
+    out += table(
+        fmt.RESOURCE_HEAD,
+        [[numbers[row.key], row.key, *fmt.resource_cells(row)] for row in group.rows],
+    )
+    roles = [[numbers[row.key], *cells] for row in group.rows for cells in fmt.role_cells(row)]
+    if roles:
+        out += table(fmt.ROLE_HEAD, roles)
     return out
 
 

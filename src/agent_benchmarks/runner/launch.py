@@ -15,6 +15,7 @@ value, because a run must not change what it measures halfway.
 from __future__ import annotations
 
 import shlex
+import ssl
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -36,12 +37,14 @@ from agent_benchmarks.episode.budget import Budget, budget_record
 from agent_benchmarks.episode.meter import ModelMeter
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.isolation.process import memory_cap_method
-from agent_benchmarks.isolation.scratch import temp_root_warning
+from agent_benchmarks.isolation.resources import this_machine
+from agent_benchmarks.isolation.scratch import run_key, temp_root_warning
 from agent_benchmarks.pricing import PriceTable, load_price_table
 from agent_benchmarks.prompts import PROMPT_NAMES, STANDARD, default_prompt_name, prompt_variant
 from agent_benchmarks.provenance import build_manifest, git_state, utc_now
 from agent_benchmarks.records import Manifest, Mode, RunSession, Scores, Task
 from agent_benchmarks.redact import redact_argv
+from agent_benchmarks.runner.autosize import PoolSizing, resources_manifest
 from agent_benchmarks.runner.claim import FolderLock, claim_new_folder, lock_folder
 from agent_benchmarks.runner.engine import AttemptRunner, RunOutcome
 from agent_benchmarks.runner.executor import Executor, LocalPool
@@ -53,7 +56,13 @@ from agent_benchmarks.runner.session import (
     prompted_session,
 )
 from agent_benchmarks.scoring.scorecard import Grader, grade_and_report, read_manifest
-from agent_benchmarks.spec import RUN_FIELDS, NoOptions, Options, RunSpec
+from agent_benchmarks.spec import (
+    DEFAULT_RESOURCE_SAMPLE_MS,
+    RUN_FIELDS,
+    NoOptions,
+    Options,
+    RunSpec,
+)
 from agent_benchmarks.storage import PredictionsStream, current_task_id, write_json_atomic
 from agent_benchmarks.suite import SuiteDef, get_backend, get_suite, load_ref
 from agent_benchmarks.web.archive import WaczArchive, WebArchive, open_archive
@@ -256,6 +265,8 @@ def prepare(spec: RunSpec, prog: str, argv: Sequence[str]) -> PreparedRun:
         spec.timeout = spec.timeout or definition.timeout_for(suite)
         if spec.memory_max_mb is None:
             spec.memory_max_mb = definition.default_memory_max_mb
+        if spec.resource_sample_ms is None:
+            spec.resource_sample_ms = DEFAULT_RESOURCE_SAMPLE_MS
     # A scripted model is named as such in the manifest and never priced, whatever id the
     # driven program had to be given (Claude Code insists on a real model id). The model
     # the program runs: given, or the program's own default where the backend knows it.
@@ -443,6 +454,7 @@ def open_run(
             retry_empty=p.empty_retry,
             web=web,
             meter=meter,
+            sample_interval_s=(spec.resource_sample_ms or 0) / 1000 or None,
         )
         yield OpenRun(p, manifest, session, runner, this_session)
 
@@ -496,6 +508,18 @@ def close_run(run: OpenRun, outcome: RunOutcome) -> None:
 
 def _check_web(spec: RunSpec, prog: str) -> WebArchive | WaczArchive | None:
     """The archive of ``--web record|replay``, checked; None for the live web."""
+    if spec.web_trust and spec.web != "record":
+        raise InputError(
+            "--web-trust: only a recording checks certificates (--web record ARCHIVE); "
+            f"this run's web is {spec.web or 'live'}"
+        )
+    for path in spec.web_trust:
+        try:
+            ssl.create_default_context(cafile=path)
+        except (OSError, ssl.SSLError) as exc:
+            raise InputError(
+                f"--web-trust {path}: not a PEM file of CA certificates ({exc})"
+            ) from None
     if spec.web in (None, "live"):
         return None
     assert spec.web_archive is not None
@@ -524,7 +548,11 @@ def web_proxy(p: PreparedRun) -> Iterator[WebProxy | None]:
         # A Chromium stack trusts the archive's CA from an NSS database the run makes.
         nss_db = getattr(p.backend, "web_nss_db", False)
         with WebProxy(
-            p.spec.web, p.web_archive, host=p.spec.executor.service_host, nss_db=nss_db
+            p.spec.web,
+            p.web_archive,
+            host=p.spec.executor.service_host,
+            nss_db=nss_db,
+            trust=[Path(path) for path in p.spec.web_trust],
         ) as proxy:
             yield proxy
     except ProxyFailed as exc:
@@ -541,21 +569,31 @@ def web_manifest(p: PreparedRun) -> dict[str, Any]:
         "proxy": WEB_PROXY_DESCRIPTION,
         "routing": getattr(p.backend, "web_routing", None),
         "rules_sha256": rules_sha256(),
+        **_trusted(p),
     }
 
 
 def web_settings(p: PreparedRun, web: WebProxy) -> dict[str, Any]:
     """What a resumed session records of the archive it ran on."""
     assert p.web_archive is not None
-    return {"mode": web.mode, "archive": p.web_archive.describe()}
+    return {"mode": web.mode, "archive": p.web_archive.describe(), **_trusted(p)}
 
 
-def make_executor(spec: RunSpec) -> Executor:
-    """The executor the spec names."""
+def _trusted(p: PreparedRun) -> dict[str, Any]:
+    """A recording's trust: the system's store and the --web-trust files, by content."""
+    if p.spec.web != "record":
+        return {}
+    extra = [{"path": path, "sha256": sha256_file(Path(path))} for path in p.spec.web_trust]
+    return {"trusted": {"system": ssl.get_default_verify_paths().cafile, "extra": extra}}
+
+
+def make_executor(spec: RunSpec, owner: Path | None = None) -> Executor:
+    """The executor the spec names, for the run (or sweep) in folder ``owner``."""
     if spec.executor.kind == "ray":
         from agent_benchmarks.runner.ray_executor import RayExecutor
 
-        return RayExecutor(spec.workers, address=spec.executor.address)
+        key = run_key(owner) if owner is not None else None
+        return RayExecutor(spec.workers, address=spec.executor.address, owner=key)
     return LocalPool(spec.workers)
 
 
@@ -566,6 +604,9 @@ def attach_executor(executor: Executor, prepared: PreparedRun) -> dict[str, Any]
     probe = getattr(prepared.backend, "program_probe", None)
     if probe is not None:
         executor.check_programs(prepared.backend.programs(), probe())
+    else:
+        executor.check_programs({}, None)
+    prepared.warnings.extend(executor.left_out())
     prepared.spec.executor.service_host = executor.service_host
     return executor.describe()
 
@@ -573,8 +614,6 @@ def attach_executor(executor: Executor, prepared: PreparedRun) -> dict[str, Any]
 def launch(spec: RunSpec, prog: str, argv: Sequence[str]) -> int:
     """One run, start to end: its exit status (0 done, 1 every attempt failed or grading
     failed, 130 interrupted)."""
-    from agent_benchmarks.runner.engine import execute
-
     console = Console(stderr=True, soft_wrap=True)
     if (definition := backend_def(spec.runner)).inform is not None:
         status = _inform(definition, spec)
@@ -582,18 +621,7 @@ def launch(spec: RunSpec, prog: str, argv: Sequence[str]) -> int:
             return status
     prepared = prepare(spec, prog, argv)
     try:
-        executor = make_executor(prepared.spec)
-        with executor, open_run(prepared, console, attach_executor(executor, prepared)) as run:
-            outcome = execute(
-                prepared.plan.todo,
-                run.runner,
-                executor,
-                prepared.predictions_path,
-                prepared.suite.title,
-                console,
-            )
-            close_run(run, outcome)
-        return conclude(console, prepared, outcome)
+        return _run(prepared, console)
     finally:
         release(prepared)
 
@@ -602,6 +630,54 @@ def release(prepared: PreparedRun) -> None:
     """Let go of the run's folder (the run has ended, or never started)."""
     if prepared.lock is not None:
         prepared.lock.release()
+
+
+def _run(prepared: PreparedRun, console: Console) -> int:
+    """Run a prepared run's attempts, sizing the pool first under ``--workers auto``."""
+    from agent_benchmarks.runner.engine import execute
+
+    sizing = None
+    if prepared.spec.workers_auto:
+        sizing = PoolSizing(prepared.spec, prepared.run_dir, prepared.backend.name)
+        if not sizing.probe_needed:
+            prepared.spec.workers = sizing.workers(len(prepared.plan.todo))
+            console.print(f"--workers auto: {prepared.spec.workers} worker(s) ({sizing.summary()})")
+    executor = make_executor(prepared.spec, prepared.run_dir)
+    with executor, open_run(prepared, console, attach_executor(executor, prepared)) as run:
+        todo = prepared.plan.todo
+        if sizing is not None and sizing.probe_needed and len(todo) > 1:
+            outcome = _probe_then_sized(prepared, run, executor, console, sizing)
+        else:
+            outcome = execute(
+                todo, run.runner, executor, prepared.predictions_path, prepared.suite.title, console
+            )
+        if sizing is not None:
+            if not sizing.record:  # at most one attempt to run: it was the probe, alone
+                sizing.measure_probe(PredictionsStream(prepared.predictions_path))
+                sizing.workers(len(todo))
+            run.manifest.settings["workers_auto"] = sizing.record
+            if prepared.manifest is None:  # a new run: its workers are the pool's
+                run.manifest.workers = prepared.spec.workers
+        close_run(run, outcome)
+    return conclude(console, prepared, outcome)
+
+
+def _probe_then_sized(
+    prepared: PreparedRun, run: OpenRun, probe: Executor, console: Console, sizing: PoolSizing
+) -> RunOutcome:
+    """``--workers auto`` with no measured attempt of the stack: the first attempt runs
+    alone on ``probe`` (one worker), and its figures size the pool for the rest."""
+    from agent_benchmarks.runner.engine import execute
+
+    todo, title, path = prepared.plan.todo, prepared.suite.title, prepared.predictions_path
+    first = execute(todo[:1], run.runner, probe, path, title, console)
+    if first.interrupted:
+        return first
+    sizing.measure_probe(PredictionsStream(path))
+    prepared.spec.workers = sizing.workers(len(todo) - 1)
+    console.print(f"--workers auto: {prepared.spec.workers} worker(s) ({sizing.summary()})")
+    with make_executor(prepared.spec, prepared.run_dir) as rest:
+        return first.then(execute(todo[1:], run.runner, rest, path, title, console))
 
 
 def _inform(definition: BackendDef, spec: RunSpec) -> int | None:
@@ -655,7 +731,7 @@ def _new_manifest(p: PreparedRun, session: TaskSession) -> Manifest:
     options = p.definition.options
     defining = {name: spec.backend.get(name) for name in options.run_defining()}
     flags = {name: getattr(spec, name) for name in RUN_FIELDS} | defining
-    return build_manifest(
+    manifest = build_manifest(
         suite=p.suite.name,
         loaded=p.loaded,
         task_ids=[t.id for t in p.tasks],
@@ -681,8 +757,11 @@ def _new_manifest(p: PreparedRun, session: TaskSession) -> Manifest:
             "web": web_manifest(p),
             "budgets": budget_record(budget_of(spec), p.backend.settings().get("budgets")),
             **({"model_meter": METER_DESCRIPTION} if _metered(p, session) else {}),
+            "resources": resources_manifest(spec),
         },
     )
+    manifest.machine = this_machine()
+    return manifest
 
 
 def _metered(p: PreparedRun, session: TaskSession) -> bool:
