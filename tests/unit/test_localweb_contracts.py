@@ -237,3 +237,10 @@ def test_bad_fault_flag_is_one_line() -> None:
     result = run_cli("localweb-run", "--serve", "--error-rate", "2")
     assert result.returncode == 2
     assert result.stderr.strip() == "error: --error-rate must be between 0 and 1, got 2.0"
+
+
+def test_serve_refuses_an_episode_fault() -> None:
+    result = run_cli("localweb-run", "--serve", "--fault", "stale-dom", "--fault-at", "call:1")
+    assert result.returncode == 2
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("error: --fault stale-dom: an episode fault fires inside a run")

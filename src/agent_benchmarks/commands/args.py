@@ -368,8 +368,9 @@ def non_negative_float(text: str) -> float:
 def add_budget_args(parser: argparse.ArgumentParser) -> None:
     """The one budget every agent gets, enforced by the harness at the model boundary."""
     group = parser.add_argument_group(
-        "budget (the same for every agent: the harness's model meter enforces it, and an "
-        "attempt past it ends with status budget, a wrong answer)"
+        "budget",
+        "The same for every agent: the harness's model meter enforces it, and an attempt "
+        "past it ends with status budget, a wrong answer.",
     )
     group.add_argument(
         "--max-steps", type=positive_int, metavar="N", help="tool calls per task (default: none)"

@@ -85,6 +85,7 @@ class FaultOptions(Options):
         help="a fault injected into each episode at --fault-at: "
         + "; ".join(f"{kind}: {what}" for kind, what in KINDS.items()),
         choices=tuple(KINDS),
+        metavar="KIND",
     )
     fault_at: str | None = option(
         help="when the fault fires: call:K (after the agent's K-th tool call) or url:PATTERN "
@@ -98,10 +99,16 @@ class FaultOptions(Options):
         metavar="PATH",
     )
     fault_count: int = option(
-        1, help="how many responses a slow-resource or failing-resource fault hits", ge=1
+        1,
+        help="how many responses a slow-resource or failing-resource fault hits (default: 1)",
+        metavar="N",
+        ge=1,
     )
     fault_delay_ms: int = option(
-        5000, help="how long a slow-resource fault delays each response it hits", ge=0
+        5000,
+        help="how long a slow-resource fault delays each response it hits (default: 5000)",
+        metavar="MS",
+        ge=0,
     )
 
     def check(self) -> None:
@@ -427,4 +434,11 @@ def check_fault_stack(fault: FaultPlan, backend: Backend, spec: RunSpec) -> None
 
 def serve(host: str, port: int, options: FaultOptions) -> None:
     """``localweb-run --serve``: the site alone, with the faults asked, until Ctrl-C."""
-    serve_forever(host, port, options.faults())
+    faults = options.faults()
+    if options.fault is not None:
+        # An episode fault fires at the harness's model meter, which a served site has not.
+        raise InputError(
+            f"--fault {options.fault}: an episode fault fires inside a run (at the agent's "
+            "model requests); --serve serves the site alone, with the site's knobs only"
+        )
+    serve_forever(host, port, faults)

@@ -846,6 +846,11 @@ def _announce(
         f"{what}; {len(plan.todo)} attempt(s) to run, {manifest.workers} worker(s), "
         f"timeout {manifest.timeout_s:g}s, mode {manifest.mode} → {run_dir}"
     )
+    session = manifest.settings.get("session")
+    fault = session.get("fault") if isinstance(session, dict) else None
+    if isinstance(fault, dict):
+        when = f" at {fault['at']}" if fault.get("at") else " (the paired clean run)"
+        console.print(f"fault: {fault.get('kind')}{when}", markup=False)
     if manifest.mode == "scaffold":
         console.print(
             "[yellow]scaffold run:[/] the model is a scripted test double; these numbers "

@@ -77,11 +77,18 @@ class RunProgress:
             return
         attempt = f" attempt {row.attempt}" if row.attempt > 1 else ""
         extra = f" ({row.error_class})" if row.error_class else ""
+        fault = row.details.get("fault")
+        fired = (
+            f", {fault.get('kind')} fired after call {fault.get('fired_at_call')}"
+            if isinstance(fault, dict) and fault.get("fired")
+            else ""
+        )
         # Plain text, written as is: rich's rendering of a line (emoji codes, control codes,
         # measuring) cost 1.6 ms of the interpreter per row, taken from the workers.
         self.console.file.write(
             f"[{self.done}/{self.total}] {row.id}{attempt}: {row.status}{extra} "
-            f"in {row.duration_s:.1f}s, {row.usage.total_tokens} tokens; {self._counts_text()}\n"
+            f"in {row.duration_s:.1f}s, {row.usage.total_tokens} tokens{fired}; "
+            f"{self._counts_text()}\n"
         )
         self.console.file.flush()
 
