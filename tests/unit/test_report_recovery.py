@@ -17,6 +17,7 @@ from agent_benchmarks.report.load import load_runs
 from agent_benchmarks.report.markdown import render_markdown
 from agent_benchmarks.report.recovery import MIN_FIRED, MIN_FIRED_PER_TASK
 from agent_benchmarks.report.schema import SuiteComparison
+from tests.support import run_cli
 from tests.unit.report_builders import Attempt, make_run, task_ids
 
 SESSION = {"system_prompt_sha256": "p" * 64, "answer_format": "envelope"}
@@ -86,14 +87,28 @@ def test_a_faulted_run_sits_beside_its_clean_pair_with_what_recovery_cost(
     assert {row.fault for row in group.rows} == {"engine-crash", "none"}
     text = render_markdown(compare_runs(load_runs([tmp_path / "faulted", tmp_path / "clean"])))
     assert "Recovery under injected faults" in text and "70.0% (14/20)" in text
+    # and in the terminal, at 80 columns: the table, and each cell's label on its own line
+    shown = run_cli(
+        "agent-benchmarks", "compare", str(tmp_path / "faulted"), str(tmp_path / "clean"),
+        env={"COLUMNS": "80"},
+    )  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    assert "recovery under injected faults" in shown.stdout and "(14/20)" in shown.stdout
+    number = [row.key for row in group.rows].index(cell.key) + 1
+    assert f"#{number} recovery: recovery claim\n" in shown.stdout
 
 
 def test_the_sample_count_labels_follow_the_policy(tmp_path: Path) -> None:
     few = {t: [fired(True)] for t in task_ids(MIN_FIRED - 1)}
-    clean = {t: [Attempt()] for t in task_ids(MIN_FIRED - 1)}
+    clean = {t: [Attempt(), Attempt()] for t in task_ids(MIN_FIRED - 1)}
     [cell] = runs(tmp_path / "few", few, clean).recovery
     assert cell.label == "diagnostic"
     assert cell.reasons == [f"the fault fired in {MIN_FIRED - 1} attempt(s); a claim needs 10"]
+    # the clean rate is an aggregate too: 10 fired attempts against 5 clean ones
+    twice = {t: [fired(True)] * 2 for t in task_ids(5)}
+    [cell] = runs(tmp_path / "thin-clean", twice, {t: [Attempt()] for t in task_ids(5)}).recovery
+    assert cell.label == "diagnostic" and cell.n_fired == MIN_FIRED
+    assert cell.reasons == ["the clean run has 5 attempt(s) on these tasks; a claim needs 10"]
     # scripted runs are never a claim, however many
     many = {t: [fired(True)] * 2 for t in task_ids(10)}
     [cell] = runs(tmp_path / "scaffold", many, {t: [Attempt()] for t in task_ids(10)},
@@ -142,3 +157,6 @@ def test_the_scoreboard_counts_no_progress_and_budget_endings_old_rows_included(
     assert (row.n_no_progress, row.n_budget) == (1, 1)
     assert group.recovery == [] and group.recovery_rule == ""
     assert "1/10; budget 1" in render_markdown(compare_runs(load_runs([tmp_path / "r"])))
+    shown = run_cli("agent-benchmarks", "compare", str(tmp_path / "r"))
+    assert shown.returncode == 0, shown.stderr
+    assert "#1 no progress: 1/10; budget 1" in shown.stdout

@@ -25,7 +25,13 @@ from agent_benchmarks.report.compare import DEFAULT_WEIGHTS, compare_runs, parse
 from agent_benchmarks.report.html import html_pieces
 from agent_benchmarks.report.load import check_inputs, load_run, load_runs
 from agent_benchmarks.report.markdown import render_markdown, splice
-from agent_benchmarks.report.schema import SCORE_VIEWS, VIEW_TITLES, ComparisonReport, LeakAudit
+from agent_benchmarks.report.schema import (
+    SCORE_VIEWS,
+    VIEW_TITLES,
+    ComparisonReport,
+    LeakAudit,
+    SuiteComparison,
+)
 from agent_benchmarks.report.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
 from agent_benchmarks.storage import write_json_atomic
 
@@ -84,6 +90,10 @@ def _print_scoreboard(report: ComparisonReport, console: Console) -> None:
                 resources.add_row(f"#{i}", *(cells[c - 2] for c in shown))
             console.print(resources)
             console.print(fmt.machines(group), markup=False)
+        _print_recovery(group, console)
+        for i, row in enumerate(group.rows, start=1):
+            if row.n_no_progress or row.n_budget:
+                console.print(f"#{i} no progress: {fmt.no_progress(row)}", markup=False)
         for i, row in enumerate(group.rows, start=1):
             if row.n_contaminated or row.n_refused_calls:
                 console.print(
@@ -100,6 +110,21 @@ def _print_scoreboard(report: ComparisonReport, console: Console) -> None:
             console.print(f"composite: {name} left out ({why})", markup=False)
     for warning in report.warnings:
         console.print(f"warning: {warning}", style="yellow", markup=False)
+
+
+def _print_recovery(group: SuiteComparison, console: Console) -> None:
+    """The recovery view, its label (long: why a cell is diagnostic) on a line of its own."""
+    if not group.recovery:
+        return
+    head, lines = fmt.recovery_table(group)
+    table = Table(title="recovery under injected faults (the rule: --markdown-out)")
+    for column in head[:-1]:
+        table.add_column(column, overflow="fold")
+    for line in lines:
+        table.add_row(*line[:-1])
+    console.print(table)
+    for line in lines:
+        console.print(f"{line[0]} recovery: {line[-1]}", markup=False)
 
 
 def compare_command(argv: Sequence[str]) -> int:

@@ -12,8 +12,9 @@ same path) or without a fault.
 
 Labels follow the policy's sample counts: a cell is a "recovery claim" only when both runs
 are live or recorded, a clean pair exists and the fault fired in at least
-:data:`MIN_FIRED` attempts; a per-task chart also needs :data:`MIN_FIRED_PER_TASK` fired
-attempts per task (and as many clean ones). Anything else is "diagnostic", with why.
+:data:`MIN_FIRED` attempts, with as many clean attempts on the same tasks; a per-task
+chart also needs :data:`MIN_FIRED_PER_TASK` fired attempts per task (and as many clean
+ones). Anything else is "diagnostic", with why.
 """
 
 from __future__ import annotations
@@ -37,8 +38,8 @@ RECOVERY_RULE = (
     "beside the same stack's clean run (--fault none, or no fault) on the same tasks and "
     "budget; extra time and tokens are per task, fired minus clean, the median over tasks. "
     f"A recovery claim needs live or recorded runs, a clean pair and at least {MIN_FIRED} "
-    f"fired attempts ({MIN_FIRED_PER_TASK} per task for a per-task chart); anything else is "
-    "diagnostic."
+    f"fired and {MIN_FIRED} clean attempts ({MIN_FIRED_PER_TASK} each per task for a per-task "
+    "chart); anything else is diagnostic."
 )
 
 
@@ -155,6 +156,12 @@ def _cell(
             reasons.append(f"the {which} run's mode is {mode or 'unknown'}, not live or recorded")
     if n_fired < MIN_FIRED:
         reasons.append(f"the fault fired in {n_fired} attempt(s); a claim needs {MIN_FIRED}")
+    if pair is not None and cell.clean_attempts < MIN_FIRED:
+        # the clean rate is the other half of the claim: an aggregate too
+        reasons.append(
+            f"the clean run has {cell.clean_attempts} attempt(s) on these tasks; a claim "
+            f"needs {MIN_FIRED}"
+        )
     cell.reasons = reasons
     cell.label = "diagnostic" if reasons else "recovery claim"
     thin = [t for t, tried in fired.items() if len(tried) < MIN_FIRED_PER_TASK]
