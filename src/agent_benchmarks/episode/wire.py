@@ -186,14 +186,20 @@ def _anthropic_stream(events: list[dict[str, Any]]) -> ReplyFacts:
     return facts
 
 
-def _responses_usage(usage: dict[str, Any]) -> Usage:
-    cached = _int(_dict(usage.get("input_tokens_details")).get("cached_tokens"))
+def _openai_usage(usage: dict[str, Any], prompt: str, completion: str) -> Usage:
+    """OpenAI's two APIs bill alike under other names (Responses: ``input_tokens``;
+    chat completions: ``prompt_tokens``), the cached share inside the prompt's count."""
+    cached = _int(_dict(usage.get(f"{prompt}_details")).get("cached_tokens"))
     return Usage(
-        input_tokens=max(_int(usage.get("input_tokens")) - cached, 0),
+        input_tokens=max(_int(usage.get(prompt)) - cached, 0),
         cache_read_tokens=cached,
-        output_tokens=_int(usage.get("output_tokens")),
+        output_tokens=_int(usage.get(completion)),
         turns=1,
     )
+
+
+def _responses_usage(usage: dict[str, Any]) -> Usage:
+    return _openai_usage(usage, "input_tokens", "output_tokens")
 
 
 def _responses_object(response: dict[str, Any]) -> ReplyFacts:
@@ -226,13 +232,7 @@ def _responses_stream(events: list[dict[str, Any]]) -> ReplyFacts:
 
 
 def _chat_usage(usage: dict[str, Any]) -> Usage:
-    cached = _int(_dict(usage.get("prompt_tokens_details")).get("cached_tokens"))
-    return Usage(
-        input_tokens=max(_int(usage.get("prompt_tokens")) - cached, 0),
-        cache_read_tokens=cached,
-        output_tokens=_int(usage.get("completion_tokens")),
-        turns=1,
-    )
+    return _openai_usage(usage, "prompt_tokens", "completion_tokens")
 
 
 def _chat_object(completion: dict[str, Any]) -> ReplyFacts:
