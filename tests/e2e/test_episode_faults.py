@@ -70,17 +70,24 @@ RECOVERABLE = [
     pytest.param(NATIVE, "consent-wall", (), id="native-consent-wall"),
     pytest.param(NATIVE, "slow-resource", ("--fault-delay-ms", "1500"), id="native-slow"),
     pytest.param(NATIVE, "failing-resource", (), id="native-failing"),
+    pytest.param(NATIVE, "login-wall", (), id="native-login-wall"),
     pytest.param(LIGHTPANDA_MCP, "engine-crash", (), id="lightpanda-mcp-engine-crash"),
     pytest.param(LIGHTPANDA_MCP, "connection-drop", (), id="lightpanda-mcp-connection-drop"),
     pytest.param(LIGHTPANDA_MCP, "stale-dom", (), id="lightpanda-mcp-stale-dom"),
     pytest.param(LIGHTPANDA_MCP, "consent-wall", (), id="lightpanda-mcp-consent-wall"),
     pytest.param(LIGHTPANDA_MCP, "failing-resource", (), id="lightpanda-mcp-failing"),
+    pytest.param(
+        LIGHTPANDA_MCP, "slow-resource", ("--fault-delay-ms", "1500"), id="lightpanda-mcp-slow"
+    ),
+    pytest.param(LIGHTPANDA_MCP, "login-wall", (), id="lightpanda-mcp-login-wall"),
     pytest.param(CHROMIUM_MCP, "engine-crash", (), id="playwright-engine-crash"),
     pytest.param(CHROMIUM_MCP, "renderer-crash", (), id="playwright-renderer-crash"),
     pytest.param(CHROMIUM_MCP, "connection-drop", (), id="playwright-connection-drop"),
     pytest.param(CHROMIUM_MCP, "stale-dom", (), id="playwright-stale-dom"),
     pytest.param(CHROMIUM_MCP, "consent-wall", (), id="playwright-consent-wall"),
     pytest.param(CHROMIUM_MCP, "slow-resource", ("--fault-delay-ms", "1500"), id="pw-slow"),
+    pytest.param(CHROMIUM_MCP, "failing-resource", (), id="playwright-failing"),
+    pytest.param(CHROMIUM_MCP, "login-wall", (), id="playwright-login-wall"),
 ]
 
 
@@ -110,6 +117,10 @@ def test_the_fault_fires_after_call_2_and_the_oracle_recovers(
         assert action == {"done": True, "generation": 1}
     elif kind == "consent-wall":
         assert any(r["method"] == "POST" and r["path"] == "/__fault/accept-wall" for r in requests)
+    elif kind == "login-wall":
+        # a task that never asked to sign in: the run hands every task the account's
+        # credentials, and the oracle signs in where the site sends it
+        assert any(r["method"] == "POST" and r["path"] == "/account/login" for r in requests)
     elif kind == "failing-resource":
         assert [r["status"] for r in requests].count(503) == 1
     elif kind == "slow-resource":
@@ -177,20 +188,32 @@ def test_a_url_trigger_fires_after_the_call_that_loaded_the_page(tmp_path: Path)
     assert graded(run_dir).per_task[0].correct
 
 
-@pytest.mark.timeout(2 * RUN_TIMEOUT + 30)
-def test_fault_none_is_the_clean_pair_and_a_fault_not_reached_says_why(tmp_path: Path) -> None:
-    proc, run_dir, rows = faulted(tmp_path, LIGHTPANDA_MCP, "none")
+@pytest.mark.timeout(RUN_TIMEOUT + 30)
+@pytest.mark.parametrize(
+    "stack", [NATIVE, LIGHTPANDA_MCP, CHROMIUM_MCP], ids=["native", "lightpanda-mcp", "playwright"]
+)
+def test_fault_none_is_the_clean_pair_on_the_faulted_path(
+    stack: tuple[str, ...], tmp_path: Path
+) -> None:
+    proc, run_dir, rows = faulted(tmp_path, stack, "none")
     assert proc.returncode == 0, proc.stderr[-3000:]
     [row] = rows
     fault = row.details["fault"]
     assert (fault["kind"], fault["at"], fault["fired"]) == ("none", None, False)
     assert "action" not in fault and fault["tool_calls_seen"] == len(row.trace)
-    # the same path as a faulted run: the meter and the relay (which cut nothing)
+    # the same path as a faulted run: the meter and, on MCP stacks, the relay (which cut
+    # nothing, so it wrote no log)
     assert next(run_dir.glob("attempts/*/model-meter.jsonl")).read_text().count('"n"') >= 10
-    argv = " ".join(Manifest.model_validate_json((run_dir / "manifest.json").read_text()).argv)
-    assert "--fault none" in argv
+    manifest = Manifest.model_validate_json((run_dir / "manifest.json").read_text())
+    assert "--fault none" in " ".join(manifest.argv)
+    assert manifest.settings["session"]["fault"]["kind"] == "none"
     assert not (next(run_dir.glob("attempts/*")) / "mcp-relay.jsonl").exists()
-    assert graded(run_dir).per_task[0].correct
+    assert row.status == "ok" and graded(run_dir).per_task[0].correct
+    assert not left_running(run_dir)
+
+
+@pytest.mark.timeout(RUN_TIMEOUT + 30)
+def test_a_fault_not_reached_says_why(tmp_path: Path) -> None:
     late = run_cli(
         *NATIVE, "--fault", "engine-crash", "--fault-at", "call:50", "--task-ids",
         "catalogue-price", "--out-dir", str(tmp_path / "late"), env=no_api_keys(),
@@ -198,7 +221,7 @@ def test_fault_none_is_the_clean_pair_and_a_fault_not_reached_says_why(tmp_path:
     )  # fmt: skip
     assert late.returncode == 0, late.stderr[-2000:]
     [row] = read_rows(tmp_path / "late")
-    assert row.details["fault"]["fired"] is False
+    assert row.status == "ok" and row.details["fault"]["fired"] is False
     assert "after 2 tool call(s)" in row.details["fault"]["why"]
 
 
@@ -224,19 +247,15 @@ def test_a_fault_the_stack_cannot_take_is_refused_before_anything_runs(
     assert not (tmp_path / "run" / "predictions.jsonl").exists()
 
 
-@pytest.mark.timeout(2 * RUN_TIMEOUT + 30)
-def test_a_login_wall_and_an_expired_session_are_signed_through(tmp_path: Path) -> None:
-    # a login wall on a task that never asked to sign in: the run hands every task the
-    # account's credentials, and the oracle signs in where the site sends it
-    proc, run_dir, rows = faulted(tmp_path, NATIVE, "login-wall", "--fault-at", "call:2")
-    fault = recovered(proc, run_dir, rows, "login-wall")
-    [row] = rows
-    requests = row.details["site"]["requests"]
-    assert any(r["method"] == "POST" and r["path"] == "/account/login" for r in requests)
-    # the member's session expires after call 8 (the option chosen): saving sends
-    # the member to sign in again, and the setting is saved after all
+@pytest.mark.timeout(RUN_TIMEOUT + 30)
+@pytest.mark.parametrize(
+    "stack", [NATIVE, LIGHTPANDA_MCP, CHROMIUM_MCP], ids=["native", "lightpanda-mcp", "playwright"]
+)
+def test_an_expired_session_is_signed_through(stack: tuple[str, ...], tmp_path: Path) -> None:
+    # the member's session expires after call 8 (the option chosen, on every one of these
+    # surfaces): saving sends the member to sign in again, and the setting is saved after all
     proc, run_dir, rows = faulted(
-        tmp_path, CHROMIUM_MCP, "session-expiry", "--fault-at", "call:8", task="account-settings"
+        tmp_path, stack, "session-expiry", "--fault-at", "call:8", task="account-settings"
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     [row] = rows
