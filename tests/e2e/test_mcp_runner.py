@@ -119,7 +119,7 @@ def test_localweb_end_to_end_on_each_backend(backend: str, tmp_path: Path) -> No
             commands = [c.args["command"] for c in row.trace]
             assert commands and all(c.startswith("agent-browser ") for c in commands)
             assert row.details["refused_calls"] == []
-        assert len(list(run_dir.glob("attempts/*/cli-shell.jsonl"))) == 21
+        assert len(list(run_dir.glob("attempts/*/cli-shell.jsonl"))) == len(rows) == 24
     # Nothing of any attempt runs on: claude, the MCP server, agent-browser daemons and
     # the browsers carry the run folder in their argv or environment.
     assert not left_running(run_dir)
