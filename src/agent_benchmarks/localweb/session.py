@@ -434,11 +434,10 @@ def check_fault_stack(fault: FaultPlan, backend: Backend, spec: RunSpec) -> None
 
 def serve(host: str, port: int, options: FaultOptions) -> None:
     """``localweb-run --serve``: the site alone, with the faults asked, until Ctrl-C."""
-    faults = options.faults()
     if options.fault is not None:
         # An episode fault fires at the harness's model meter, which a served site has not.
         raise InputError(
             f"--fault {options.fault}: an episode fault fires inside a run (at the agent's "
             "model requests); --serve serves the site alone, with the site's knobs only"
         )
-    serve_forever(host, port, faults)
+    serve_forever(host, port, options.faults())
