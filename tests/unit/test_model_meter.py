@@ -128,6 +128,27 @@ def test_a_request_after_the_budget_is_spent_never_reaches_the_model(
     assert upstream.request_count("t2") == 2
 
 
+def test_a_dollar_budget_ends_a_priced_attempt_and_says_when_it_could_not_be_held(
+    upstream: ScriptedModelServer, tmp_path: Path
+) -> None:
+    budget = Budget(max_cost_usd=0.000001)
+    with ModelMeter(budget, load_price_table(None)) as meter:
+        metered = meter.attempt(upstream.base_url("t4", "anthropic"), tmp_path / "priced")
+        client = anthropic.Anthropic(base_url=metered.url, api_key=API_KEY, max_retries=0)
+        replies = anthropic_turns(client, 3, stream=False)
+        priced = meter.finish(metered)
+    assert isinstance(replies[-1], anthropic.BadRequestError) and len(replies) == 1
+    assert priced["budget_exhausted"] == "cost_usd" and "cost_budget" not in priced
+    # no price for the model: its dollars are unknown, so the budget could not be held
+    with ModelMeter(budget, None) as meter:
+        metered = meter.attempt(upstream.base_url("t5", "anthropic"), tmp_path / "unpriced")
+        client = anthropic.Anthropic(base_url=metered.url, api_key=API_KEY, max_retries=0)
+        replies = anthropic_turns(client, 3, stream=False)
+        unpriced = meter.finish(metered)
+    assert len(replies) == 3 and unpriced["budget_exhausted"] is None
+    assert unpriced["cost_budget"] == f"not enforced: no price for {MODEL} (--prices)"
+
+
 def test_a_token_budget_ends_the_attempt_at_the_reply_past_it(
     upstream: ScriptedModelServer, tmp_path: Path
 ) -> None:

@@ -177,7 +177,13 @@ class ModelMeter:
             self._attempts.pop(metered.token, None)
         with metered.idle:
             metered.idle.wait_for(lambda: metered.in_flight == 0, timeout=_SETTLE_S)
-            return metered.summary()
+            summary = metered.summary()
+        if self.budget.max_cost_usd is not None and metered.unpriced_models:
+            # Dollars of a model the price table does not know cannot be counted: said, since
+            # the budget the manifest records was not held for this attempt (--prices adds it).
+            models = ", ".join(sorted(metered.unpriced_models))
+            summary["cost_budget"] = f"not enforced: no price for {models} (--prices)"
+        return summary
 
     def lookup(self, token: str) -> MeteredAttempt | None:
         with self._lock:

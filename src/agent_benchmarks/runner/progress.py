@@ -83,6 +83,9 @@ class RunProgress:
             if isinstance(fault, dict) and fault.get("fired")
             else ""
         )
+        meter = row.details.get("meter")
+        if isinstance(meter, dict) and meter.get("cost_budget"):
+            fired += f", dollar budget {meter['cost_budget']}"
         # Plain text, written as is: rich's rendering of a line (emoji codes, control codes,
         # measuring) cost 1.6 ms of the interpreter per row, taken from the workers.
         self.console.file.write(
