@@ -39,6 +39,7 @@ from typing import Any
 
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.isolation.process import attempt_pids
+from agent_benchmarks.isolation.resources import proc_stat
 
 NONE = "none"
 ENGINE_CRASH = "engine-crash"
@@ -172,26 +173,15 @@ def engine_processes(pids: list[int], kind: str) -> list[tuple[int, str]]:
     return found
 
 
-def _parent(pid: str) -> int | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            stat = fh.read()
-    except OSError:
-        return None
-    # "pid (name) state ppid ...": the name may hold spaces and parentheses.
-    fields = stat[stat.rfind(b")") + 2 :].split()
-    return int(fields[1]) if len(fields) > 1 else None
-
-
 def with_descendants(pids: list[int]) -> list[int]:
     """``pids`` and every process descending from one of them: Chromium's zygote starts its
     renderers with neither the attempt's marker nor its temp folder in their arguments."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
-            parent = _parent(entry)
-            if parent is not None:
-                children.setdefault(parent, []).append(int(entry))
+            stat = proc_stat(int(entry))
+            if stat is not None:
+                children.setdefault(stat.ppid, []).append(int(entry))
     found: list[int] = []
     todo = list(pids)
     while todo:
