@@ -31,7 +31,9 @@ SCHEMA_VERSION = 1
 # A suite's registered name (agent_benchmarks.suite): any lowercase identifier, so that a
 # suite added later is one package and its entry point, not an edit here.
 Suite = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$")]
-Status = Literal["ok", "empty", "timeout", "error"]
+# budget: the harness ended the attempt when it went past the run's budget (steps, tokens
+# or dollars): a wrong answer, like empty, never an infrastructure failure.
+Status = Literal["ok", "empty", "budget", "timeout", "error"]
 Mode = Literal["live", "recorded", "scaffold"]
 
 # Statuses that say the infrastructure failed rather than the agent answering wrongly.

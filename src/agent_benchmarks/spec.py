@@ -148,6 +148,10 @@ RUN_FIELDS = (
     "scripted_model",
     "web",
     "web_archive",
+    "max_steps",
+    "max_tokens",
+    "max_cost_usd",
+    "temperature",
     "resource_sample_ms",
 )
 
@@ -189,6 +193,12 @@ class RunSpec(BaseModel):
     # WARC archive folder web_archive (absolute); None is live.
     web: Literal["live", "record", "replay"] | None = None
     web_archive: str | None = None
+    # The one budget for every agent (episode/budget.py), enforced by the harness's model
+    # meter: tool calls, tokens, dollars (the price table's), and the temperature it sets.
+    max_steps: int | None = Field(None, ge=1)
+    max_tokens: int | None = Field(None, ge=1)
+    max_cost_usd: float | None = Field(None, gt=0)
+    temperature: float | None = Field(None, ge=0)
     # CA certificate files (absolute) the recording proxy trusts beside the system's (a
     # local site's own test CA): which sites this session records, not what the run is.
     web_trust: list[str] = Field(default_factory=list)

@@ -58,6 +58,9 @@ class SuiteDef:
     scripted_model: str | None = None
     # "module:func" serving the suite's site alone (``<suite>-run --serve``), if it has one.
     serve: str | None = None
+    # "module:func" refusing, before a run starts, what the suite cannot run on the built
+    # backend: func(spec, backend) raises InputError (localweb: a fault the stack cannot take).
+    check: str | None = None
 
 
 def load_ref(ref: str) -> Any:

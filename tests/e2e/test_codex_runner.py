@@ -34,7 +34,7 @@ def test_codex_reaches_every_localweb_postcondition(backend: str, tmp_path: Path
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     scores = Scores.model_validate_json((run_dir / "scores.json").read_text())
-    assert scores.n_tasks == 21
+    assert scores.n_tasks == 24
     assert [e.id for e in scores.per_task if not e.correct] == []
     rows = read_rows(run_dir)
     assert {r.backend for r in rows} == {f"codex-mcp/{backend}"}

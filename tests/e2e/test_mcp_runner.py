@@ -62,11 +62,11 @@ def test_localweb_end_to_end_on_each_backend(backend: str, tmp_path: Path) -> No
         "--out-dir",
         str(run_dir),
         env=no_api_keys(),
-        timeout=900,  # 21 tasks, each a Claude Code process and a browser
+        timeout=900,  # 24 tasks, each a Claude Code process and a browser
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     scores = Scores.model_validate_json((run_dir / "scores.json").read_text())
-    assert scores.n_tasks == 21
+    assert scores.n_tasks == 24
     failed = {e.id: e.prediction for e in scores.per_task if not e.correct}
     assert failed == EXPECTED_FAILURES[backend], [
         (e.id, e.details.get("failed")) for e in scores.per_task if not e.correct
@@ -119,7 +119,7 @@ def test_localweb_end_to_end_on_each_backend(backend: str, tmp_path: Path) -> No
             commands = [c.args["command"] for c in row.trace]
             assert commands and all(c.startswith("agent-browser ") for c in commands)
             assert row.details["refused_calls"] == []
-        assert len(list(run_dir.glob("attempts/*/cli-shell.jsonl"))) == 21
+        assert len(list(run_dir.glob("attempts/*/cli-shell.jsonl"))) == len(rows) == 24
     # Nothing of any attempt runs on: claude, the MCP server, agent-browser daemons and
     # the browsers carry the run folder in their argv or environment.
     assert not left_running(run_dir)
@@ -406,7 +406,7 @@ def test_a_spent_budget_is_a_wrong_answer_and_the_row_says_so(
             requests = len(server.model_requests("g1-plain"))
     assert proc.returncode == 0, proc.stderr[-2000:]
     (row,) = read_rows(run_dir)
-    assert row.status == "empty" and row.error_class is None
+    assert row.status == "budget" and row.error_class is None
     assert row.details["budget_exhausted"] == subtype
     assert requests < 10  # stopped by the cap, not by the timeout
     manifest = Manifest.model_validate_json((run_dir / "manifest.json").read_text())

@@ -295,7 +295,7 @@ def test_localweb_run_needs_no_key_and_passes_every_contract(tmp_path: Path) -> 
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     scores = Scores.model_validate_json((run_dir / "scores.json").read_text())
-    assert scores.n_tasks == len(TASKS) == 21
+    assert scores.n_tasks == len(TASKS) == 24
     failed = [e.id for e in scores.per_task if not e.correct]
     assert failed == [], [(e.id, e.details.get("failed"), e.prediction) for e in scores.per_task]
     manifest = _manifest(run_dir)

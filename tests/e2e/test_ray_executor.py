@@ -143,7 +143,7 @@ def test_a_ray_run_gives_the_rows_and_scores_a_local_run_gives(cluster, tmp_path
         return sorted((r.id, r.attempt, r.status, _site(r.prediction), r.error_class) for r in rows)
 
     assert answers(on_ray) == answers(local)
-    assert len(answers(local)) == 21
+    assert len(answers(local)) == 24
     assert _graded(on_ray) == _graded(local)
     assert _graded(on_ray)["summary"]["accuracy_strict"] == 1.0
 

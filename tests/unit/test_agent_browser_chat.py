@@ -282,14 +282,15 @@ def test_classification() -> None:
 
 
 def test_its_own_limits_are_named_in_the_row() -> None:
+    # agent-browser's own budget spent: status budget, a wrong answer.
     looping = MeterSummary(
         requests=LIMITS[STEP_CAP],
         replies=[reply(n, tool_calls=[{"name": "agent_browser"}]) for n in range(1, 51)],
     )
-    assert classify(finished(), looping, VerboseRun(), {}) == ("empty", None, None, [STEP_CAP])
+    assert classify(finished(), looping, VerboseRun(), {}) == ("budget", None, None, [STEP_CAP])
     out_of_time = VerboseRun(messages=["✗ Chat session timed out (5 minute limit)."])
     assert classify(finished(1), MeterSummary(), out_of_time, {}) == (
-        "empty",
+        "budget",
         None,
         None,
         [SESSION_LIMIT],

@@ -4,12 +4,13 @@ fails on a wrong or incomplete one; localweb-grade names the failing clauses."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import httpx
 import pytest
 
-from agent_benchmarks.localweb.site import LocalSite
+from agent_benchmarks.localweb.site import LocalSite, data
 from agent_benchmarks.localweb.tasks import GROUPS, TASKS, TASKS_BY_ID, as_tasks, site_record
 from agent_benchmarks.records import PredictionRow
 from agent_benchmarks.scoring.contracts import AnswerContains, AnswerIs, normalize_answer
@@ -47,12 +48,40 @@ EPISODES: dict[str, list[tuple[str, str, dict | None]]] = {
 }
 
 
+_SIGN_IN = (
+    "POST",
+    "/account/login",
+    {"csrf": "{csrf}", "username": data.ACCOUNT_USERNAME, "password": data.ACCOUNT_PASSWORD},
+)
+EPISODES |= {
+    # the start page sends the visitor to the sign-in form, which comes back after
+    "account-orders": [_SIGN_IN, ("GET", "/account/orders", None)],
+    "account-settings": [
+        _SIGN_IN,
+        ("GET", "/account/settings", None),
+        ("POST", "/account/settings", {"csrf": "{csrf}", "delivery": "locker"}),
+    ],
+    "member-checkout": [
+        ("POST", "/cart/add", {"sku": "LW-1004", "qty": "1"}),
+        ("GET", "/account/login", None),
+        _SIGN_IN,
+        ("GET", "/account/checkout", None),
+        ("POST", "/account/checkout", {"csrf": "{csrf}"}),
+    ],
+}  # fmt: skip
+
+
 def _play(site: LocalSite, task_id: str, steps) -> None:
     task = TASKS_BY_ID[task_id]
     base = site.begin_task(task_id).rstrip("/")
     with httpx.Client(follow_redirects=True, timeout=10) as client:
-        assert client.get(base + task.start_path).status_code == 200
+        response = client.get(base + task.start_path)
+        assert response.status_code == 200
         for method, path, form in steps:
+            if form is not None and form.get("csrf") == "{csrf}":  # the page's own token
+                token = re.search(r'name="csrf" value="([0-9a-f]+)"', response.text)
+                assert token is not None, (task_id, path)
+                form = form | {"csrf": token.group(1)}
             response = client.request(method, base + path, data=form)
             assert response.status_code < 400, (task_id, path, response.status_code)
 
@@ -208,3 +237,10 @@ def test_bad_fault_flag_is_one_line() -> None:
     result = run_cli("localweb-run", "--serve", "--error-rate", "2")
     assert result.returncode == 2
     assert result.stderr.strip() == "error: --error-rate must be between 0 and 1, got 2.0"
+
+
+def test_serve_refuses_an_episode_fault() -> None:
+    result = run_cli("localweb-run", "--serve", "--fault", "stale-dom", "--fault-at", "call:1")
+    assert result.returncode == 2
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("error: --fault stale-dom: an episode fault fires inside a run")

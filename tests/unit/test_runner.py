@@ -371,6 +371,27 @@ def test_progress_prints_one_line_per_row_when_not_on_a_terminal() -> None:
     assert progress.counts == Counter({"ok": 1, "timeout": 1, "error": 1})
 
 
+def test_progress_line_says_when_the_run_s_fault_fired() -> None:
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=False, soft_wrap=True)
+    fired = {"fault": {"kind": "stale-dom", "fired": True, "fired_at_call": 2}}
+    missed = {"fault": {"kind": "stale-dom", "fired": False, "why": "2 calls only"}}
+    with RunProgress(4, "localweb", console) as progress:
+        progress.advance(_row("a", details=fired, duration_s=2.0))
+        progress.advance(_row("b", details=missed, duration_s=1.0))
+        progress.advance(_row("c", 1, "budget"))
+        unheld = {"meter": {"cost_budget": "not enforced: no price for m (--prices)"}}
+        progress.advance(_row("d", details=unheld))
+    lines = out.getvalue().splitlines()
+    assert lines[0] == (
+        "[1/4] a: ok in 2.0s, 0 tokens, stale-dom fired after call 2; "
+        "ok 1 · empty 0 · timeout 0 · error 0"
+    )
+    assert "fired" not in lines[1]
+    assert lines[2].endswith("; ok 2 · empty 0 · budget 1 · timeout 0 · error 0")
+    assert "0 tokens, dollar budget not enforced: no price for m (--prices); ok 3" in lines[3]
+
+
 def test_progress_cost_is_a_lower_bound_once_a_row_has_tokens_but_no_price() -> None:
     console = Console(file=io.StringIO(), force_terminal=False)
     progress = RunProgress(2, "GAIA", console)

@@ -407,7 +407,7 @@ def classify(
         return "error", "agent_error", message, limits
     if any(_SESSION_LIMIT_MESSAGE in m for m in verbose.messages):
         # agent-browser's own budget, as shipped: no answer, not an infrastructure fault.
-        return "empty", None, None, [*limits, SESSION_LIMIT]
+        return "budget", None, None, [*limits, SESSION_LIMIT]
     gateway = meter.gateway_error()
     said = "; ".join(m.lstrip("✗ ").strip() for m in verbose.messages if m)[:500]
     if gateway is not None or "Gateway request failed" in said:
@@ -417,7 +417,7 @@ def classify(
     last = meter.last
     if last is not None and last.get("tool_calls") and meter.requests >= LIMITS[STEP_CAP]:
         # Every one of its 50 requests called a tool: it stopped without an answer.
-        return "empty", None, None, [*limits, STEP_CAP]
+        return "budget", None, None, [*limits, STEP_CAP]
     return ("ok" if (meter.final_text or "").strip() else "empty"), None, None, limits
 
 
@@ -490,6 +490,15 @@ class AgentBrowserChatBackend:
         budgets = {"max_turns": LIMITS[STEP_CAP], "max_tokens": None, "max_cost_usd": None}
         return self.config.model_dump() | {"budgets": budgets}
 
+    def meter_problem(self) -> str | None:
+        return None  # the attempt's own meter forwards to any upstream
+
+    def model_endpoint(self, prepared: PreparedTask) -> str:
+        """Where the attempt's gateway meter forwards agent-browser's requests."""
+        return prepared.base_url or self.config.gateway_url.replace(
+            "{task_id}", quote(prepared.task.id, safe="")
+        )
+
     def session_name(self, workdir: Path) -> str:
         # Letters, digits and hyphens only (agent-browser's rule); unique per attempt.
         return f"{self.config.session_prefix}-{os.getpid()}-{short_id(workdir)}"
@@ -533,9 +542,7 @@ class AgentBrowserChatBackend:
             policy.write_text(json.dumps(BLOCKING_POLICY) + "\n", encoding="utf-8")
             env["AGENT_BROWSER_ACTION_POLICY"] = str(policy)
         env |= prepared.env
-        upstream = prepared.base_url or c.gateway_url.replace(
-            "{task_id}", quote(prepared.task.id, safe="")
-        )
+        upstream = self.model_endpoint(prepared)
         message, attachments = chat_message(prepared)
         if attachments:
             # The row says what reached the model of each attachment.
@@ -594,7 +601,7 @@ class AgentBrowserChatBackend:
             "last_reply": redact_text(last[:_MAX_ANSWER_KEPT_CHARS]),
         }
         output = joined if self.config.answer == ANSWER_JOINED else last
-        if status == "empty" and error is None and output:
+        if status in ("empty", "budget") and error is None and output:
             status = "ok"  # e.g. the step cap: no last reply, but the turns said something
         if meter.problems:
             details["meter_problems"] = meter.problems

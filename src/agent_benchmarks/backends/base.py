@@ -21,6 +21,7 @@ from agent_benchmarks.spec import Options, RunSpec
 from agent_benchmarks.web.service import AttemptWeb
 
 if TYPE_CHECKING:  # annotations only: a backend's module imports what it runs with
+    from agent_benchmarks.episode.faults import EpisodeFault
     from agent_benchmarks.isolation.process import ProcessResult, ProcessSpec
     from agent_benchmarks.prompts import SuitePrompt
     from agent_benchmarks.suite import SuiteDef
@@ -50,6 +51,9 @@ class PreparedTask:
     # page traffic through, and the CA it must trust for this attempt only; the engine sets
     # it. None: the live web, directly.
     web: AttemptWeb | None = None
+    # The fault this episode injects (localweb's --fault), which the suite plans: a backend
+    # whose browser is an MCP server routes it through the project's relay. None: no fault.
+    fault: EpisodeFault | None = None
 
 
 @dataclass
@@ -78,7 +82,12 @@ class Backend(Protocol):
     None then stays None: Claude Code's scripted runs, whose model id is a stand-in), where
     the engine otherwise prices rows from the run's model; ``program_probe() -> Callable[[],
     dict]``, a picklable function that finds :meth:`programs` again on another machine (a
-    cluster executor runs it on each node and refuses a node whose versions differ)."""
+    cluster executor runs it on each node and refuses a node whose versions differ);
+    ``model_endpoint(prepared) -> str | None``, the base URL the attempt's agent calls its
+    model at, when the harness's model meter can stand in front of it (it speaks Anthropic
+    Messages, OpenAI Responses or chat completions; the engine then hands the agent the
+    meter's URL as ``prepared.base_url``), with ``meter_problem() -> str | None`` saying
+    before a run why it cannot (budgets and faults need the meter)."""
 
     name: str
     # The wire protocol of the model it calls ("openai" or "anthropic"): a suite that plays

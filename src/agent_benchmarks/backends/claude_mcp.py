@@ -55,6 +55,7 @@ from agent_benchmarks.backends.mcp_servers import (
     SERVER_NAME,
     SERVERS,
     McpServerDef,
+    browser_server,
     check_tavily_key,
     find_server_programs,
     stack_roles,
@@ -83,6 +84,7 @@ from agent_benchmarks.search import SERVER_NAME as SEARCH_SERVER_NAME
 CLAUDE_CODE_ROLE = RoleRule(AGENT, exe=r"^claude")
 
 WEB_SEARCH_TOOL = MCP_TOOL_NAME  # --search tavily's one search
+ANTHROPIC_API = "https://api.anthropic.com"  # where Claude Code calls its model by default
 # Upstream's defaults: its MCP runner passes the alias `sonnet`, sets no turn cap and gives
 # each task 600 s.
 DEFAULT_MODEL = "sonnet"
@@ -217,14 +219,18 @@ class ClaudeMcpBackend:
         with self._lock:
             return {"resolved_models": sorted(self._model_ids)} if self._model_ids else {}
 
+    def meter_problem(self) -> str | None:
+        return None  # Claude Code takes any ANTHROPIC_BASE_URL
+
+    def model_endpoint(self, prepared: PreparedTask) -> str:
+        base_url = prepared.base_url or self.config.base_url or ANTHROPIC_API
+        return base_url.replace("{task_id}", quote(prepared.task.id, safe=""))
+
     def command(self, prepared: PreparedTask) -> ProcessSpec:
         s = self.config
         home = prepared.workdir / "home"
         home.mkdir(parents=True, exist_ok=True)
-        server = self.definition.server(s, prepared.workdir, prepared.tmpdir)
-        if prepared.web is not None:
-            assert self.definition.route_web is not None  # refused at the start otherwise
-            server = self.definition.route_web(server, prepared.web, prepared.tmpdir)
+        server = browser_server(self.definition, s, prepared)
         config = {"mcpServers": {SERVER_NAME: server}}
         allowed = [f"mcp__{SERVER_NAME}__{tool}" for tool in s.allowed_tools]
         if s.search_setting == "tavily":
@@ -379,7 +385,7 @@ def _classify(result: ProcessResult, run: Any) -> tuple[Any, str | None, str | N
         return ("ok" if (run.result_text or "").strip() else "empty"), None, None
     if run.subtype in BUDGET_SUBTYPES:
         # The agent used its whole budget without answering: a wrong answer, not a fault.
-        return "empty", None, None
+        return "budget", None, None
     tail = (result.stderr.strip().splitlines() or [""])[-1][:300]
     message = "; ".join(run.errors) or run.result_text or tail or f"exit {result.returncode}"
     kind = "model_api" if "API Error" in message or "api_error" in message else "agent_error"

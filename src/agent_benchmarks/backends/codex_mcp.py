@@ -55,6 +55,7 @@ from agent_benchmarks.backends.mcp_servers import (
     SERVER_NAME,
     SERVERS,
     McpServerDef,
+    browser_server,
     check_tavily_key,
     find_server_programs,
     stack_roles,
@@ -240,15 +241,18 @@ class CodexMcpBackend:
             | search_settings(self.config.search_setting, self.config.search_base_url)
         )
 
+    def meter_problem(self) -> str | None:
+        return None  # Codex takes any provider base_url
+
+    def model_endpoint(self, prepared: PreparedTask) -> str:
+        base_url = prepared.base_url or self.config.base_url or OPENAI_BASE_URL
+        return base_url.replace("{task_id}", quote(prepared.task.id, safe=""))
+
     def command(self, prepared: PreparedTask) -> ProcessSpec:
         s = self.config
-        server = self.definition.server(s, prepared.workdir, prepared.tmpdir)
+        server = browser_server(self.definition, s, prepared)
         (prepared.workdir / "home").mkdir(parents=True, exist_ok=True)
-        if prepared.web is not None:
-            assert self.definition.route_web is not None  # refused at the start otherwise
-            server = self.definition.route_web(server, prepared.web, prepared.tmpdir)
-        base_url = prepared.base_url or s.base_url or OPENAI_BASE_URL
-        base_url = base_url.replace("{task_id}", quote(prepared.task.id, safe=""))
+        base_url = self.model_endpoint(prepared)
         search = None
         if s.search_setting == "tavily":
             search = web_search_server(

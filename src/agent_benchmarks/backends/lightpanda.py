@@ -107,6 +107,13 @@ def resolve_search_engine(pinned: str | None, environ: Any) -> dict[str, str]:
 
 
 STDERR_TAIL_CHARS = 4000
+# Providers whose API the harness's model meter reads, with the base URL Lightpanda calls
+# when no --base-url is given (openai_compatible: OPENAI_BASE_URL).
+_METERED_PROVIDERS: dict[str, str | None] = {
+    "anthropic": "https://api.anthropic.com",
+    "openai": "https://api.openai.com/v1",
+    "openai_compatible": None,
+}
 
 
 def bundled_binary() -> Path:
@@ -207,6 +214,24 @@ class LightpandaBackend:
                 "(not passed: Lightpanda picks it, as upstream's runner let it)"
             )
         return settings
+
+    def meter_problem(self) -> str | None:
+        """Why the harness's model meter cannot stand between Lightpanda and its model."""
+        if self.config.provider in _METERED_PROVIDERS:
+            return None
+        return (
+            f"--provider {self.config.provider}: Lightpanda speaks that provider's own API, "
+            "which the harness's model meter does not read (it reads Anthropic Messages and "
+            "OpenAI's APIs: --provider anthropic, openai or openai_compatible)"
+        )
+
+    def model_endpoint(self, prepared: PreparedTask) -> str | None:
+        """Where this attempt's Lightpanda calls its model (its --base-url, else the
+        provider's own API)."""
+        if self.meter_problem() is not None:
+            return None
+        default = _METERED_PROVIDERS[self.config.provider] or os.environ.get("OPENAI_BASE_URL")
+        return self.base_url_for(prepared) or default
 
     def base_url_for(self, prepared: PreparedTask) -> str | None:
         if prepared.base_url is not None:

@@ -26,6 +26,7 @@ from typing import Any, Protocol
 
 import anyio
 
+from agent_benchmarks.backends.base import PreparedTask
 from agent_benchmarks.backends.cli_shell import EXECUTABLE_ENV as CLI_EXECUTABLE_ENV
 from agent_benchmarks.backends.cli_shell import LOG_ENV as CLI_LOG_ENV
 from agent_benchmarks.backends.cli_shell import PROGRAM_ENV as CLI_PROGRAM_ENV
@@ -49,6 +50,7 @@ from agent_benchmarks.backends.web_routing import (
     browser_use_web_env,
     lightpanda_web_args,
 )
+from agent_benchmarks.episode.faults import relayed
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.isolation.resources import CHROMIUM_RULES, ENGINE, MCP_SERVER, RoleRule
 from agent_benchmarks.search import (
@@ -558,6 +560,21 @@ SERVERS: dict[str, McpServerDef] = {
 
 
 PROBE_STDERR = "probe-stderr.log"
+
+
+def browser_server(
+    definition: McpServerDef, settings: ServerSettings, prepared: PreparedTask
+) -> dict[str, Any]:
+    """The attempt's browser server entry: routed through the recorded web's proxy when
+    the run has one, and through the project's relay when the episode has a fault."""
+    server = definition.server(settings, prepared.workdir, prepared.tmpdir)
+    if prepared.web is not None:
+        assert definition.route_web is not None  # refused at the start otherwise
+        server = definition.route_web(server, prepared.web, prepared.tmpdir)
+    if prepared.fault is not None:
+        # every episode of a --fault run, its clean pair's too: both take the same path
+        server = relayed(server, prepared.workdir)
+    return server
 
 
 async def _list_tools(server: dict[str, Any], cwd: Path) -> dict[str, list[str]]:

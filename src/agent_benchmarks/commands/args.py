@@ -316,6 +316,7 @@ def add_run_args(parser: argparse.ArgumentParser) -> None:
         "or replay ARCHIVE (served from ARCHIVE alone: nothing reaches the network, and what "
         "it lacks is a recorded miss)",
     )
+    add_budget_args(parser)
     group.add_argument(
         "--web-trust",
         action="append",
@@ -351,6 +352,47 @@ def add_run_args(parser: argparse.ArgumentParser) -> None:
         "--ray-address",
         metavar="ADDRESS",
         help="the Ray cluster to run on (host:port, ray://host:port or auto; default: RAY_ADDRESS)",
+    )
+
+
+def non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected 0 or more, got {value}")
+    return value
+
+
+def add_budget_args(parser: argparse.ArgumentParser) -> None:
+    """The one budget every agent gets, enforced by the harness at the model boundary."""
+    group = parser.add_argument_group(
+        "budget",
+        "The same for every agent: the harness's model meter enforces it, and an attempt "
+        "past it ends with status budget, a wrong answer.",
+    )
+    group.add_argument(
+        "--max-steps", type=positive_int, metavar="N", help="tool calls per task (default: none)"
+    )
+    group.add_argument(
+        "--max-tokens",
+        type=positive_int,
+        metavar="N",
+        help="model tokens per task, cache reads and writes included (default: none)",
+    )
+    group.add_argument(
+        "--max-cost-usd",
+        type=positive_float,
+        metavar="USD",
+        help="US dollars per task at the price table's prices (default: none)",
+    )
+    group.add_argument(
+        "--temperature",
+        type=non_negative_float,
+        metavar="T",
+        help="the sampling temperature the harness sets on every model request (default: "
+        "the agent's own; a provider that refuses it says so in the attempt's error)",
     )
 
 

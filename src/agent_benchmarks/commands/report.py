@@ -24,7 +24,12 @@ from agent_benchmarks.report.compare import DEFAULT_WEIGHTS, compare_runs, parse
 from agent_benchmarks.report.html import html_pieces
 from agent_benchmarks.report.load import check_inputs, load_run, load_runs
 from agent_benchmarks.report.markdown import render_markdown, splice
-from agent_benchmarks.report.schema import SCORE_VIEWS, ComparisonReport, LeakAudit
+from agent_benchmarks.report.schema import (
+    SCORE_VIEWS,
+    ComparisonReport,
+    LeakAudit,
+    SuiteComparison,
+)
 from agent_benchmarks.report.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
 from agent_benchmarks.report.terminal import print_table
 from agent_benchmarks.storage import write_json_atomic
@@ -50,6 +55,10 @@ def _print_scoreboard(report: ComparisonReport, console: Console) -> None:
         if any(row.resources is not None for row in group.rows):
             print_table(console, tables.resources(group), more)
             console.print(fmt.machines(group), markup=False)
+        _print_recovery(group, console, more)
+        for i, row in enumerate(group.rows, start=1):
+            if row.n_no_progress or row.n_budget:
+                console.print(f"#{i} no progress: {fmt.no_progress(row)}", markup=False)
         for i, row in enumerate(group.rows, start=1):
             if row.n_contaminated or row.n_refused_calls:
                 console.print(
@@ -66,6 +75,19 @@ def _print_scoreboard(report: ComparisonReport, console: Console) -> None:
             console.print(f"composite: {name} left out ({why})", markup=False)
     for warning in report.warnings:
         console.print(f"warning: {warning}", style="yellow", markup=False)
+
+
+def _print_recovery(group: SuiteComparison, console: Console, more: str) -> None:
+    """The recovery view, its label (long: why a cell is diagnostic) on a line of its own."""
+    if not group.recovery:
+        return
+    spec = tables.recovery(group)
+    print_table(console, spec, more)
+    for cell in group.recovery:
+        console.print(
+            f"{spec.columns[0].text(cell)} recovery: {tables.recovery_label(cell)}",
+            markup=False,
+        )
 
 
 def compare_command(argv: Sequence[str]) -> int:

@@ -470,6 +470,13 @@ def kill_strays(marker_value: str) -> int:
     return len(_kill_marked(marker_value, None, exclude=None))
 
 
+def attempt_pids(marker_value: str, tmpdir: str | None = None) -> list[int]:
+    """The live processes of one attempt (while it runs): those carrying its marker, and
+    those whose arguments name its temp folder (Chromium's renderers, which start with a
+    cleared environment). An episode's fault picks the engine it kills among them."""
+    return _marked_pids(marker_value, tmpdir)
+
+
 def attempt_marker(owner: str) -> str:
     """A new attempt's marker (the ``marker`` of its :class:`ProcessSpec`), starting with
     ``owner`` (its run's key), so that whatever of the attempt outlives its harness is

@@ -25,6 +25,7 @@ SUITE = SuiteDef(
     options="agent_benchmarks.localweb.session:FaultOptions",
     scripted_model="scripted-oracle",
     serve="agent_benchmarks.localweb.session:serve",
+    check="agent_benchmarks.localweb.session:check_run",
     prompt=SuitePrompt(system=LOCAL_SITE_ASSISTANT, answer="raw"),
     default_timeout_s=120.0,
 )

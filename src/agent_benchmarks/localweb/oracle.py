@@ -22,7 +22,7 @@ import shlex
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 from urllib.parse import urljoin
 
@@ -186,6 +186,10 @@ class OneCallSurface(ABC):
         """The step's result in the oracle's reading form."""
         return unescape_markdown(text)
 
+    def failed(self, result: ToolResult) -> bool:
+        """Whether the call failed (the agent CLI said so, or the tool's text does)."""
+        return result.is_error
+
     def advance(self, step: Step, url: str | None, results: Sequence[ToolResult]) -> Advance:
         if not results:
             return ToolRequest(*self.tool_call(step, url))
@@ -232,7 +236,16 @@ class LightpandaSurface(OneCallSurface):
                 return "waitForScript", {"script": _text_check_script(selector, text)}
         raise ValueError(f"no {self.name} tool for {step!r}")
 
+    def failed(self, result: ToolResult) -> bool:
+        # The native agent hands a failed tool's text to the model as a result like any
+        # other: Lightpanda names its failures (NodeNotFound: ..., FrameNotLoaded: ...).
+        return result.is_error or _LIGHTPANDA_FAILURE.match(result.text) is not None
 
+
+# How Lightpanda 1.0's tools say they failed.
+_LIGHTPANDA_FAILURE = re.compile(
+    r"\A\s*(?:[A-Z][A-Za-z]*(?:NotFound|NotLoaded|Timeout|Error)|Error):"
+)
 LIGHTPANDA = LightpandaSurface()
 
 
@@ -369,6 +382,10 @@ class AgentBrowserChatSurface(OneCallSurface):
     name = "agent-browser-chat"
     tool = "agent_browser"
 
+    def failed(self, result: ToolResult) -> bool:
+        # agent-browser's CLI prints a failure as a line starting with a cross.
+        return result.is_error or result.text.lstrip().startswith("✗")
+
     def tool_call(self, step: Step, url: str | None) -> tuple[str, dict[str, Any]]:
         match step:
             case Go() | Follow():
@@ -384,7 +401,12 @@ class AgentBrowserChatSurface(OneCallSurface):
             case WaitForText(text=text):
                 words = ["wait", "--text", text]
             case Click(selector=selector) | Check(selector=selector) | WaitFor(selector=selector):
-                command = {Click: "click", Check: "check", WaitFor: "wait"}[type(step)]
+                # by kind, not exact class: a recovery's click is a Click too
+                command = next(
+                    word
+                    for kind, word in ((Click, "click"), (Check, "check"), (WaitFor, "wait"))
+                    if isinstance(step, kind)
+                )
                 words = [command, selector]
             case _:
                 raise ValueError(f"no {self.name} tool for {step!r}")
@@ -856,45 +878,234 @@ class OraclePolicy(StepPolicy):
 
     It decides by replaying the tool results in the conversation through the steps (not
     from state kept here), so a client that retries a request gets the same reply again.
+
+    With ``recover`` (the runs that inject a fault, and their clean pair), it recovers as a
+    real agent could, at most :data:`MAX_RECOVERIES` times: a step whose call failed (the
+    tool said so, or its reply did not allow the step) makes it look at the page it is on
+    (a consent wall is accepted) and try the step once more (a stale element is looked up
+    again); a second failure makes it open the page again from the last navigation, look
+    at it, and redo the steps after it. An answer not found in what was read counts as a
+    failure of the last read. The recoveries are in the row's calls, not in the answer.
     """
 
-    def __init__(self, oracle: Oracle, surface: ToolSurface, site_root: str):
+    def __init__(self, oracle: Oracle, surface: ToolSurface, site_root: str, recover: bool = False):
         self.oracle = oracle
         self.surface = surface
         self.site_root = site_root.rstrip("/") + "/"
+        self.recover = recover
 
     def step(self, conv: Conversation) -> Action:
-        results = conv.tool_results
-        used = 0
+        return _Replay(self, conv).run()
+
+
+MAX_RECOVERIES = 3
+# What the site's consent wall says (localweb/site/interrupt.py): a page that is not the one
+# asked for until it is accepted.
+_WALL_TEXT = "Before you continue"
+_WALL_BUTTON = "#accept-wall"
+
+
+@dataclass(frozen=True)
+class _Glance(Read):
+    """A recovery's look at the page: not one of the task's reads."""
+
+
+@dataclass(frozen=True)
+class _AcceptWall(Click):
+    """A recovery's click through a consent wall."""
+
+
+@dataclass(frozen=True)
+class _PastWall(WaitFor):
+    """A recovery's wait for the page behind the wall."""
+
+
+@dataclass(frozen=True)
+class _Credential(Fill):
+    """A recovery's sign-in field (the site sent the agent to its sign-in form)."""
+
+
+_RECOVERY_STEPS = (_Glance, _AcceptWall, _PastWall, _Credential)
+# The site's sign-in form, as a look at the page shows it (localweb/site/account.py).
+_SIGN_IN_TEXT = ("Sign in", "Password")
+# Where a Fill types the credentials the task's text gives (localweb/tasks.py CREDENTIALS):
+# the oracle reads them from the task, as a model would.
+USERNAME, PASSWORD = "{username}", "{password}"
+_CREDENTIALS = re.compile(r"username (\S+?), password `([^`]+)`")
+
+
+@dataclass(frozen=True)
+class _SignIn(Read):
+    """A look at the page the task expects the sign-in form on: if it is there (not when
+    the agent is signed in already), the credentials the task gives go into it."""
+
+
+def sign_in() -> tuple[Step, ...]:
+    """Sign in with the credentials the task gives, where the site asks for them."""
+    return (_SignIn(),)
+
+
+def _past_the_wall(text: str) -> list[Step]:
+    """What a look at the page calls for before the task goes on: accepting a consent
+    wall, or signing in where the site sent the agent to its sign-in form."""
+    if _WALL_TEXT in text:
+        return [_AcceptWall(_WALL_BUTTON), _PastWall("main")]
+    if all(marker in text for marker in _SIGN_IN_TEXT):
+        return [
+            _Credential("#username", USERNAME),
+            _Credential("#password", PASSWORD),
+            _AcceptWall("#login-button"),
+            _PastWall("main"),
+        ]
+    return []
+
+
+class _Replay:
+    """One pass of a policy's steps over a conversation's tool results (see OraclePolicy)."""
+
+    def __init__(self, policy: OraclePolicy, conv: Conversation):
+        self.policy = policy
+        self.conv = conv
+        self.results = conv.tool_results
+        self.used = 0
+        self.plan: list[Step] = list(policy.oracle.steps)
+        self.reads: list[str] = []
+        self.reads_at: dict[int, int] = {}  # plan position -> len(reads) on reaching it
+        self.pages: dict[int, str] = {}  # plan position of a navigation -> its URL
+        self.failures: dict[int, int] = {}  # id() of a plan step -> the times it failed
+        self.recoveries = 0
+        # the task's words: in whichever user message the agent CLI put them (Codex sends
+        # its environment first)
+        told = "\n".join(m.text for m in conv.messages if m.role == "user")
+        found = _CREDENTIALS.search(told)
+        self.credentials = {USERNAME: found.group(1), PASSWORD: found.group(2)} if found else {}
+
+    def typed(self, step: Step) -> Step:
+        """``step`` with the credentials the task gave in place of their slots."""
+        if isinstance(step, Fill) and step.value in self.credentials:
+            return replace(step, value=self.credentials[step.value])
+        return step
+
+    def next_call(self, step: Step, url: str | None) -> tuple[Action | None, str | None, str]:
+        """Run ``step`` over the results: (the call to make now, or None once the step is
+        done), the failure that stopped it (or None), and what it read."""
+        own: list[ToolResult] = []
+        while True:
+            try:
+                decision = self.policy.surface.advance(step, url, own)
+            except OracleStuck as stuck:
+                return None, str(stuck), ""
+            if isinstance(decision, StepDone):
+                return None, None, decision.text
+            if self.used == len(self.results):
+                time.sleep(decision.pause_s)
+                return self.policy.call(self.conv, decision.name, **decision.args), None, ""
+            result = tool_output(self.results[self.used])
+            self.used += 1
+            own.append(result)
+            if self.policy.recover and self.failed(step, result):
+                return None, result.text[:300], ""
+
+    def failed(self, step: Step, result: ToolResult) -> bool:
+        """Whether a call of ``step`` failed. A surface that polls reads a failed poll as
+        "not yet" itself; one whose wait is one call fails with it."""
+        surface = self.policy.surface
+        failed = getattr(surface, "failed", None)
+        if not (failed(result) if failed is not None else result.is_error):
+            return False
+        return isinstance(surface, OneCallSurface) or not isinstance(step, _WAIT_STEPS)
+
+    def enter(self, index: int) -> None:
+        """Reaching plan position ``index`` (again): what was read from it on is undone."""
+        if index in self.reads_at:
+            del self.reads[self.reads_at[index] :]
+        self.reads_at = {i: n for i, n in self.reads_at.items() if i < index}
+        self.reads_at[index] = len(self.reads)
+        self.pages = {i: u for i, u in self.pages.items() if i < index}
+
+    def url_of(self, step: Step, previous: str) -> str | None:
+        if isinstance(step, Go):
+            return urljoin(self.policy.site_root, step.path.lstrip("/"))
+        if isinstance(step, Follow):
+            found = re.search(step.pattern, previous)
+            return urljoin(self.policy.site_root, found.group(1)) if found else ""
+        return None
+
+    def run(self) -> Action:
+        policy, plan = self.policy, self.plan
         previous = ""  # what the step before read: Follow looks for its link there
-        reads: list[str] = []
-        for step in self.oracle.steps:
-            url = None
-            if isinstance(step, Go):
-                url = urljoin(self.site_root, step.path.lstrip("/"))
-            elif isinstance(step, Follow):
-                found = re.search(step.pattern, previous)
-                if found is None:
+        index = 0
+        while True:
+            if index == len(plan):
+                answer = policy.oracle.answer(self.reads)
+                if answer is not None or not self.may_recover():
+                    return FinalAnswer(answer if answer is not None else "not found")
+                failure, index = "the answer is not in what was read", len(plan) - 1
+            else:
+                self.enter(index)
+                step = self.typed(plan[index])
+                url = self.url_of(step, previous)
+                if url == "":
+                    assert isinstance(step, Follow)
                     return FinalAnswer(f"could not find a link matching {step.pattern!r}")
-                url = urljoin(self.site_root, found.group(1))
-            own: list[ToolResult] = []
-            while True:
-                try:
-                    decision = self.surface.advance(step, url, own)
-                except OracleStuck as stuck:
-                    return FinalAnswer(f"stuck: {stuck}")
-                if isinstance(decision, StepDone):
-                    break
-                if used == len(results):
-                    time.sleep(decision.pause_s)
-                    return self.call(conv, decision.name, **decision.args)
-                own.append(tool_output(results[used]))
-                used += 1
-            previous = decision.text
-            if isinstance(step, READ_STEPS):
-                reads.append(decision.text)
-        answer = self.oracle.answer(reads)
-        return FinalAnswer(answer if answer is not None else "not found")
+                action, failure, text = self.next_call(step, url)
+                if action is not None:
+                    return action
+                if failure is None:
+                    if url is not None:
+                        self.pages[index] = url
+                    if isinstance(step, _Glance | _SignIn):
+                        plan[index + 1 : index + 1] = self.past_the_wall(index, text)
+                    previous = text
+                    if isinstance(step, READ_STEPS) and not isinstance(step, _Glance | _SignIn):
+                        self.reads.append(text)
+                    index += 1
+                    continue
+                if not self.may_recover():
+                    return FinalAnswer(f"stuck: {failure}")
+            resumed = self.recover_from(index)
+            if resumed is None:
+                return FinalAnswer(f"stuck: {failure}")
+            index = resumed
+
+    def past_the_wall(self, index: int, text: str) -> list[Step]:
+        """The steps a look at the page (at ``index``) calls for. Signed in again in a
+        recovery, the agent is back on the page of its last navigation, as it was before
+        what it did there: that is done again before the step that failed."""
+        steps = _past_the_wall(text)
+        if not steps or _WALL_TEXT in text or not isinstance(self.plan[index], _Glance):
+            return steps
+        nav = max((i for i in self.pages if i < index), default=None)
+        if nav is None:
+            return steps
+        redo = [s for s in self.plan[nav + 1 : index] if not isinstance(s, _RECOVERY_STEPS)]
+        return [*steps, *redo]
+
+    def may_recover(self) -> bool:
+        return self.policy.recover and self.recoveries < MAX_RECOVERIES
+
+    def recover_from(self, index: int) -> int | None:
+        """Where to go on after the step at ``index`` failed (None: nowhere). The first time
+        a step fails, the agent looks at the page it is on (a wall is accepted) and tries
+        the step again; then it opens the page again from the last navigation, looks at it,
+        and redoes what followed."""
+        self.recoveries += 1
+        step = self.plan[index]
+        failed = self.failures.get(id(step), 0)
+        self.failures[id(step)] = failed + 1
+        if failed == 0 and not isinstance(step, _Glance):
+            self.plan.insert(index, _Glance())
+            return index
+        nav = max((i for i in self.pages if i <= index and i != index), default=None)
+        if nav is None:
+            return None
+        # The earlier recoveries' looks and clicks after it were for a page that is gone.
+        rest = [s for s in self.plan[nav + 1 :] if not isinstance(s, _RECOVERY_STEPS)]
+        self.plan[nav + 1 :] = [Go(self.pages[nav]), _Glance(), *rest]
+        return nav + 1
+
+
+_WAIT_STEPS = (WaitFor, WaitForText)
 
 
 # --- the oracles, one per task ---------------------------------------------------------------
@@ -1076,6 +1287,34 @@ ORACLES: dict[str, Oracle] = {
         ),
         Answer(r"(LW-\d{8})"),
     ),
+    "account-orders": Oracle(
+        (Go("/account/orders"), *sign_in(), WaitFor("#orders"), Read("#orders")),
+        Answer(r"LW-ORD-2718\s*\|[^|]*\|[^|]*\|\s*(\$\d+\.\d\d)"),
+    ),
+    "account-settings": Oracle(
+        (
+            Go("/account/settings"),
+            *sign_in(),
+            WaitFor("#settings-form"),
+            Select("#delivery", "locker"),
+            Click("#save-settings"),
+            WaitFor("#saved"),
+            Read("#current-delivery"),
+        ),
+        Answer(r"([A-Za-z][A-Za-z ]*[a-z])"),
+    ),
+    "member-checkout": Oracle(
+        (
+            *_add_one("lw-1004"),
+            Go("/account/checkout"),
+            *sign_in(),
+            WaitFor("#place-order"),
+            Click("#place-order"),
+            WaitFor("#order-number"),
+            Read("#order-confirmation"),
+        ),
+        Answer(r"(LW-ORD-\d+)"),
+    ),
     "docs-returns": Oracle(
         (
             Go("/docs"),
@@ -1088,5 +1327,7 @@ ORACLES: dict[str, Oracle] = {
 }
 
 
-def oracle_policy(task_id: str, surface: ToolSurface, site_root: str) -> OraclePolicy:
-    return OraclePolicy(ORACLES[task_id], surface, site_root)
+def oracle_policy(
+    task_id: str, surface: ToolSurface, site_root: str, recover: bool = False
+) -> OraclePolicy:
+    return OraclePolicy(ORACLES[task_id], surface, site_root, recover)

@@ -21,15 +21,23 @@ from agent_benchmarks.scoring.contracts import (
     Contract,
     FormArrived,
     FormSeen,
+    OrderPlaced,
+    OrderSeen,
     Requested,
     RequestSeen,
+    SettingIs,
     SiteRecord,
 )
 
 INSPECTION = "Inspection"
 NAVIGATION = "Ecommerce navigation"
 INTERACTION = "Interaction"
-GROUPS = (INSPECTION, NAVIGATION, INTERACTION)
+LOGGED_IN = "Logged in"
+GROUPS = (INSPECTION, NAVIGATION, INTERACTION, LOGGED_IN)
+# Where a logged-in task's question holds the account's password: the run puts its own in
+# (localweb/session.py), so the task's text, contracts and digest never hold one.
+PASSWORD_SLOT = "{password}"
+CREDENTIALS = f"username {data.ACCOUNT_USERNAME}, password `{PASSWORD_SLOT}`"
 
 
 @dataclass(frozen=True)
@@ -74,6 +82,11 @@ _ENQUIRY = {
 _CONFIRMATION = data.confirmation_number(**_ENQUIRY)
 _CART_TOTAL_CENTS = _MUG.price_cents + _INFUSER.price_cents
 _CART_TOTAL = f"${_CART_TOTAL_CENTS // 100}.{_CART_TOTAL_CENTS % 100:02d}"
+_PAST_ORDER = data.ACCOUNT_ORDERS[1]  # the member's order asked about
+_PAST_ORDER_CENTS = data.order_total_cents(_PAST_ORDER[2])
+_PAST_ORDER_TOTAL = f"${_PAST_ORDER_CENTS // 100}.{_PAST_ORDER_CENTS % 100:02d}"
+_MEMBER_ORDER = ((_MUG.sku, 1),)
+_MEMBER_ORDER_NUMBER = data.member_order_number(data.ACCOUNT_USERNAME, _MEMBER_ORDER)
 
 
 def _answer(*accepted: str) -> AnswerIs:
@@ -286,6 +299,38 @@ TASKS: tuple[LocalwebTask, ...] = (
         "60 days",
         Contract((_answer("60 days"),)),
     ),
+    # --- Logged in: the member account's pages; the server's own record decides ------------
+    LocalwebTask(
+        "account-orders",
+        LOGGED_IN,
+        "/account/orders",
+        f"Sign in to your account on this shop ({CREDENTIALS}) and open your order history. "
+        f"What was the total of order {_PAST_ORDER[0]}? Answer with the amount only, like "
+        "$12.34.",
+        _PAST_ORDER_TOTAL,
+        Contract((_answer(_PAST_ORDER_TOTAL), Requested("GET", "/account/orders", 200))),
+    ),
+    LocalwebTask(
+        "account-settings",
+        LOGGED_IN,
+        "/account/settings",
+        f"Sign in to your account on this shop ({CREDENTIALS}), change your preferred "
+        "delivery method to Parcel locker in your settings and save them. Then report the "
+        "delivery method the settings page shows. Answer with the method only.",
+        data.DELIVERY_METHODS["locker"],
+        Contract((_answer(data.DELIVERY_METHODS["locker"]), SettingIs("delivery", "locker"))),
+    ),
+    LocalwebTask(
+        "member-checkout",
+        LOGGED_IN,
+        f"/products/{_MUG.slug}",
+        f"Add one {_MUG.name} to the cart, then sign in ({CREDENTIALS}) and check out as a "
+        "member from your account's checkout page. Answer with the order number shown.",
+        _MEMBER_ORDER_NUMBER,
+        Contract(
+            (_answer(_MEMBER_ORDER_NUMBER), OrderPlaced(_MEMBER_ORDER, data.ACCOUNT_USERNAME))
+        ),
+    ),
 )
 
 TASKS_BY_ID: dict[str, LocalwebTask] = {t.id: t for t in TASKS}
@@ -315,7 +360,10 @@ def as_tasks() -> list[Task]:
 
 def site_record(site: LocalSite, task_id: str) -> SiteRecord:
     """The site's own record of one task's episode, as the runner stores it in the row."""
+    settings, orders = site.member_record(task_id)
     return SiteRecord(
+        settings=settings,
+        orders=[OrderSeen.model_validate(order) for order in orders],
         requests=[
             RequestSeen(method=r.method, path=r.path, status=r.status)
             for r in site.requests_for(task_id)

@@ -62,3 +62,28 @@ def kept_note(call: ToolCall) -> str:
 
 def pretty_json(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, indent=1, default=str)
+
+
+def episode_notes(row: PredictionRow) -> list[str]:
+    """What the harness did in the episode: its injected fault, the budget that ended it,
+    and the no-progress signal."""
+    notes = []
+    fault = row.details.get("fault")
+    if isinstance(fault, dict) and fault.get("kind") not in (None, "none"):
+        if fault.get("fired"):
+            notes.append(
+                f"fault {fault['kind']} fired after call {fault.get('fired_at_call')} "
+                f"({fault.get('fired_after_s')} s in)"
+            )
+        else:
+            notes.append(f"fault {fault['kind']} did not fire: {fault.get('why', '')}")
+    meter = row.details.get("meter")
+    if isinstance(meter, dict) and meter.get("budget_exhausted"):
+        notes.append(f"ended by the budget ({meter['budget_exhausted']})")
+    progress = row.details.get("progress")
+    if isinstance(progress, dict) and progress.get("no_progress"):
+        signals = ", ".join(
+            f"{name} {progress.get(name)}" for name in progress.get("signals") or ()
+        )
+        notes.append(f"no progress: {signals}")
+    return notes

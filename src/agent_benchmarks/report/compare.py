@@ -47,6 +47,7 @@ from agent_benchmarks.report.eligibility import (
     web_of,
 )
 from agent_benchmarks.report.load import LoadedRun
+from agent_benchmarks.report.recovery import RECOVERY_RULE, fault_of, recovery_view
 from agent_benchmarks.report.resources import peak_sources, resource_summary
 from agent_benchmarks.report.rows import RowSummary
 from agent_benchmarks.report.schema import (
@@ -367,6 +368,9 @@ def build_row(
         n_contaminated=candidate.n_contaminated,
         n_rows_with_refused_calls=len(refused),
         n_refused_calls=sum(refused),
+        n_budget=sum(1 for e in entries if e.status == "budget"),
+        n_no_progress=sum(1 for r in run.final if r.no_progress),
+        fault=(fault_of(run) or {}).get("kind"),
         leak=candidate.leak,
         web=web_of(run),
         budgets=budgets_of(run),
@@ -595,6 +599,7 @@ def compare_suite(
     keyed = [(row.key, runs[row.key]) for row in rows]
     overall, winners = _winners(rows)
     tasks = _task_lines(keyed)
+    recovery = recovery_view(keyed)
     paired = [
         diff
         for a, b in combinations(keyed, 2)
@@ -612,6 +617,8 @@ def compare_suite(
         breakdowns=_breakdowns(keyed, tasks),
         diagnostics=[diagnostics(key, run.rows) for key, run in keyed],
         headline_rule=HEADLINE_RULE,
+        recovery=recovery,
+        recovery_rule=RECOVERY_RULE if recovery else "",
     )
 
 

@@ -7,7 +7,8 @@ A row is headline eligible only when all of these hold (the reason code in brack
 - [task_set] it ran the same tasks as every row it is compared with;
 - [contracts] under the same contracts: suite, split, dataset identity (hub id, config and
   revision, or file hash), grader identity (scorer, localweb contracts hash, judge model and
-  prompt hash), system prompt hash and answer format, and localweb's fault knobs;
+  prompt hash), system prompt hash and answer format, and localweb's fault knobs and the
+  episode fault it injects (``--fault``; report/recovery.py sets faulted runs beside clean);
 - [surface] with the same tool surface (``upstream`` or ``strict``) as every compared row
   that records one (Claude Code over MCP): a model offered more tools is not answering the
   same question;
@@ -170,6 +171,9 @@ def contract_of(run: LoadedRun) -> dict[str, Any]:
         "system_prompt_sha256": session.get("system_prompt_sha256"),
         "answer_format": session.get("answer_format"),
         "site": session.get("site"),
+        # an episode's injected fault (localweb --fault): runs under different faults, or
+        # one faulted and one not, answer different questions (the recovery view pairs them)
+        "fault": session.get("fault"),
     }
 
 

@@ -151,6 +151,12 @@ def success_short(row: StackRow) -> str:
     return f"{row.n_successes}/{row.n_attempts} {100 * ci.low:.0f}–{100 * ci.high:.0f}%"
 
 
+def no_progress(row: StackRow) -> str:
+    """Final rows flagged by the no-progress signal, and attempts ended by the budget."""
+    text = f"{row.n_no_progress}/{row.n_attempts}"
+    return text + (f"; budget {row.n_budget}" if row.n_budget else "")
+
+
 def refused_calls(row: StackRow) -> str:
     """Refused calls as ``calls in rows``; ``0`` when none."""
     if not row.n_refused_calls:

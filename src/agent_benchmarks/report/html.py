@@ -65,6 +65,7 @@ class GroupPage:
             if w.n_candidates > 1
         ]
         self.matrix = tables.matrix(g)
+        self.recovery = tables.recovery(g) if g.recovery else None
         self.charts = charts.group_charts(g, salt=g.suite)
         self.resources = tables.resources(g)
         self.roles = tables.roles(g)

@@ -67,6 +67,9 @@ def render_group(group: SuiteComparison, heading_level: int = 2) -> list[str]:
         extra = "; ".join(md(r.message) for r in row.eligibility.per_task_reasons)
         out.append(f"  - per-task chart eligible: {per_task}" + (f" ({extra})" if extra else ""))
     out.append("")
+    if group.recovery:
+        out += [f"{h}# Recovery under injected faults", "", md(group.recovery_rule), ""]
+        out += table(tables.recovery(group))
     out += resources_section(group, h)
     if any(row.attempts_per_task_min > 1 for row in group.rows):
         out += _titled(tables.pass_at_k(group), h)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from array import array
 from dataclasses import dataclass, field
 
+from agent_benchmarks.episode.progress import progress_signal
 from agent_benchmarks.records import ResourceUse, Status
 from agent_benchmarks.report.leaks import mirror_patterns, row_hits
 from agent_benchmarks.report.schema import LeakHit
@@ -109,6 +110,13 @@ class RowSummary:
     search_credits: int | None
     n_calls: int
     tools: dict[str, ToolTally]  # by _tool_name
+    # The no-progress signal's patterns that crossed their threshold (details.progress;
+    # read from the trace for rows written before it existed): empty when it moved on.
+    no_progress: tuple[str, ...]
+    # The episode's injected fault (details.fault): its kind and whether it fired; None for
+    # a row of a run without --fault.
+    fault_kind: str | None
+    fault_fired: bool
     leak_hits: list[LeakHit]  # the leak audit of this row's calls (leaks.row_hits)
     # Where the row's line starts in predictions.jsonl, to read it again (the HTML traces).
     offset: int
@@ -135,6 +143,11 @@ def summarise_row(read: RowRead) -> RowSummary:
     usage = row.usage
     refused = row.details.get("n_refused_calls")
     search = row.details.get("search")
+    progress = row.details.get("progress")
+    if not isinstance(progress, dict):
+        progress = progress_signal(row.trace)
+    fault = row.details.get("fault")
+    fault = fault if isinstance(fault, dict) else {}
     return RowSummary(
         id=row.id,
         attempt=row.attempt,
@@ -159,6 +172,9 @@ def summarise_row(read: RowRead) -> RowSummary:
         search_credits=int(search.get("credits") or 0) if isinstance(search, dict) else None,
         n_calls=len(row.trace),
         tools=tools,
+        no_progress=tuple(progress.get("signals") or ()),
+        fault_kind=fault.get("kind"),
+        fault_fired=fault.get("fired") is True,
         leak_hits=row_hits(row, mirror_patterns(row.suite)),
         offset=read.offset,
         line_number=read.line_number,

@@ -285,6 +285,13 @@ class StackRow(_Model):
     # calls. Shown beside contamination; they never make a row ineligible.
     n_rows_with_refused_calls: int = 0
     n_refused_calls: int = 0
+    # Attempts ended for going past the run's budget (status budget: wrong answers), and
+    # final rows whose trace shows no progress (the same action repeated, or no new page).
+    n_budget: int = 0
+    n_no_progress: int = 0
+    # The fault the run injected into its episodes (manifest: settings.session.fault);
+    # None for a run without --fault.
+    fault: str | None = None
     leak: LeakAudit
     # The web it browsed (--web): mode live, record or replay, and for a replay the
     # archive's sha256 and the requests it could not answer (scores.json's web).
@@ -296,6 +303,35 @@ class StackRow(_Model):
     composite: float | None = None
     composite_parts: dict[str, float] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)
+
+
+RecoveryLabel = Literal["recovery claim", "diagnostic"]
+
+
+class RecoveryCell(_Model):
+    """One stack under one injected fault, beside the same stack's clean run on the same
+    tasks and budget (eligibility.py's evidence policy: recovery is the task's contract
+    passing within budget after a fault fired in the episode)."""
+
+    key: str  # the faulted run's row
+    clean_key: str | None  # its clean pair (--fault none, or no fault); None: not found
+    fault: str  # the kind
+    at: str | None  # when it fired: call:K or url:PATTERN
+    n_tasks: int  # tasks with an attempt in which the fault fired
+    n_fired: int  # attempts in which it fired: the recovery claim's sample
+    n_attempts: int  # attempts of the faulted run
+    n_successes: int  # of those fired, the contract passed
+    pass_rate: float | None  # under the fault (attempts in which it fired)
+    clean_attempts: int = 0  # the clean run's attempts on the same tasks
+    clean_rate: float | None = None
+    # What recovery cost: per task, the mean of the fired attempts minus the clean run's,
+    # then the median over tasks; None without a clean pair.
+    extra_duration_s: float | None = None
+    extra_tokens: float | None = None
+    label: RecoveryLabel = "diagnostic"
+    reasons: list[str] = Field(default_factory=list)  # why diagnostic
+    per_task_chart: bool = False
+    per_task_reasons: list[str] = Field(default_factory=list)
 
 
 class CompositeInfo(_Model):
@@ -363,6 +399,9 @@ class SuiteComparison(_Model):
     diagnostics: list[StackDiagnostics] = Field(default_factory=list)
     # Budgets and thresholds the eligibility rules applied, for the reader.
     headline_rule: str = ""
+    # Each faulted run beside its clean pair (runs made with --fault).
+    recovery: list[RecoveryCell] = Field(default_factory=list)
+    recovery_rule: str = ""
 
 
 class ComparisonReport(_Model):

@@ -19,6 +19,7 @@ from agent_benchmarks.report import fmt
 from agent_benchmarks.report.schema import (
     LeakHit,
     PairedDiff,
+    RecoveryCell,
     RoleSummary,
     StackDiagnostics,
     StackRow,
@@ -161,6 +162,7 @@ def scoreboard_columns(view: str) -> list[Column[Ranked[StackRow]]]:
         col("contaminated", lambda r: r.n_contaminated, short_head="contam.", keep=25),
         col("refused calls", fmt.refused_calls, short_head="refused", keep=15),
         col("leak hits", lambda r: len(r.leak.hits), short_head="leaks", keep=22),
+        col("no progress", fmt.no_progress, short_head="no prog.", keep=18),
         col("composite", lambda r: fmt.composite(r.composite), short_head="comp.", keep=65),
         Column(
             "headline eligible",
@@ -219,6 +221,64 @@ def winners(group: SuiteComparison) -> Table[Any]:
         items,
         title="Winner per agent and model",
     )
+
+
+# --- recovery under injected faults ------------------------------------------------------------
+
+
+def recovery_label(cell: RecoveryCell) -> str:
+    """The policy's label, with why a cell is diagnostic and whether it may have a chart."""
+    label = cell.label + (f": {'; '.join(cell.reasons)}" if cell.reasons else "")
+    chart = "per-task chart: yes" if cell.per_task_chart else ""
+    return "; ".join(x for x in (label, chart) if x)
+
+
+def recovery(group: SuiteComparison) -> Table[RecoveryCell]:
+    """One line per faulted run, beside its clean pair; a terminal prints the label (long:
+    why a cell is diagnostic) on lines of its own."""
+    n = numbers(group)
+
+    def clean(cell: RecoveryCell) -> str:
+        if cell.clean_key is None:
+            return fmt.DASH
+        return f"{fmt.pct(cell.clean_rate)} of {cell.clean_attempts} ({n[cell.clean_key]})"
+
+    def signed(value: float | None, form: str, unit: str = "") -> str:
+        return fmt.DASH if value is None else format(value, form) + unit
+
+    columns: list[Column[RecoveryCell]] = [
+        Column("#", lambda c: n[c.key], keep=100),
+        Column("fault (when)", lambda c: f"{c.fault} ({c.at})", keep=95, figure=False),
+        Column(
+            "fired / attempts",
+            lambda c: f"{c.n_fired}/{c.n_attempts} in {c.n_tasks} task(s)",
+            short_head="fired",
+            short=lambda c: f"{c.n_fired}/{c.n_attempts}",
+            keep=80,
+        ),
+        Column(
+            "pass under the fault",
+            lambda c: f"{fmt.pct(c.pass_rate)} ({c.n_successes}/{c.n_fired})",
+            short_head="pass",
+            short=lambda c: fmt.pct(c.pass_rate),
+            keep=90,
+        ),
+        Column(
+            "clean, same tasks",
+            clean,
+            short_head="clean",
+            short=lambda c: fmt.pct(c.clean_rate) if c.clean_key else fmt.DASH,
+            keep=85,
+        ),
+        Column(
+            "extra time",
+            lambda c: signed(c.extra_duration_s, "+.1f", " s"),
+            keep=60,
+        ),
+        Column("extra tokens", lambda c: signed(c.extra_tokens, "+,.0f"), keep=50),
+        Column("label", recovery_label, keep=None, figure=False),
+    ]
+    return Table(columns, group.recovery, title="Recovery under injected faults")
 
 
 # --- resources ----------------------------------------------------------------------------------

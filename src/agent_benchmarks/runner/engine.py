@@ -33,6 +33,8 @@ from typing import Any
 from rich.console import Console
 
 from agent_benchmarks.backends.base import AgentOutcome, Backend, PreparedTask, with_reply_sizes
+from agent_benchmarks.episode.meter import MeteredAttempt, ModelMeter
+from agent_benchmarks.episode.progress import progress_signal
 from agent_benchmarks.isolation.process import (
     AttemptNotBegun,
     ProcessResult,
@@ -50,7 +52,7 @@ from agent_benchmarks.pricing import PriceTable
 from agent_benchmarks.records import Fetched, PredictionRow, ResourceUse, Status, Task, ToolCall
 from agent_benchmarks.redact import redact_text
 from agent_benchmarks.runner.executor import Executor, ProcessLauncher
-from agent_benchmarks.runner.plan import AttemptKey
+from agent_benchmarks.runner.plan import INJECTED_FAULT, AttemptKey
 from agent_benchmarks.runner.progress import RunProgress
 from agent_benchmarks.runner.session import TaskSession
 from agent_benchmarks.storage import PredictionsWriter
@@ -90,6 +92,9 @@ class AttemptRunner:
     retry_empty: bool = False
     # --web record|replay: the run's proxy over its web archive (None: the live web).
     web: WebProxy | None = None
+    # The model meter every attempt's model traffic goes through, when the run has a budget
+    # or an episode fault (None: the agent calls its model directly).
+    meter: ModelMeter | None = None
     # --resource-sample-ms: how often each attempt's processes are sampled (None: never).
     sample_interval_s: float | None = None
     # Wall time the agent processes themselves ran, summed (for the overhead benchmark).
@@ -154,12 +159,19 @@ class AttemptRunner:
         fetched: Fetched | None = None
         tmpdir = self.temp_folders.take()
         web: AttemptWeb | None = None
+        metered: MeteredAttempt | None = None
         try:
             workdir.mkdir(parents=True, exist_ok=True)
             prepared = replace(self.session.prepare(task, key, workdir), tmpdir=tmpdir)
             if self.web is not None:
                 web = self.web.attempt()
                 prepared = replace(prepared, web=web)
+            fault = prepared.fault
+            if self.meter is not None:
+                endpoint = self.backend.model_endpoint(prepared)  # type: ignore[attr-defined]
+                hook = fault.before_model_request if fault is not None else None
+                metered = self.meter.attempt(endpoint, workdir, hook)
+                prepared = replace(prepared, base_url=metered.url)
             spec = replace(
                 self.backend.command(prepared),
                 timeout_s=self.timeout_s,
@@ -169,6 +181,10 @@ class AttemptRunner:
                 sample_interval_s=self.sample_interval_s,
                 marker=attempt_marker(self.key),
             )
+            if fault is not None:
+                # The attempt's marker, known before the spawn: the fault finds the engine by it.
+                assert spec.marker is not None
+                fault.bind(spec.marker, tmpdir, workdir)
             result = launch(spec, cancel)
             with self._lock:
                 self.agent_seconds += result.ran_s
@@ -180,6 +196,11 @@ class AttemptRunner:
                 prediction, answer_details = None, {}
             else:
                 outcome = self.backend.outcome(prepared, result)
+                if self.meter is not None and metered is not None:
+                    _metered(outcome, self.meter.finish(metered))
+                    metered = None
+                if fault is not None:
+                    _faulted(outcome, fault.record())
                 if self.web is not None and web is not None:
                     outcome.web_requests, web = self.web.requests_of(web), None
                     outcome.details["web"] = web_details(self.web.mode, outcome.web_requests)
@@ -209,6 +230,8 @@ class AttemptRunner:
         finally:
             if self.web is not None and web is not None:
                 self.web.release(web)  # the attempt ended before its requests were read
+            if self.meter is not None and metered is not None:
+                self.meter.finish(metered)
             self.temp_folders.give_back(tmpdir)
         status = outcome.status
         if status == "ok" and not (prediction or "").strip():
@@ -243,6 +266,7 @@ class AttemptRunner:
             **outcome.details,
             **answer_details,
             "try": key.try_number,
+            "progress": progress_signal(outcome.trace),
         }
         if self.retry_empty:
             details["retried"] = retry is not None  # upstream's `retried`
@@ -279,6 +303,33 @@ class AttemptRunner:
             details=_redact_value(details),
             **task.suite_fields(),
         )
+
+
+# Infrastructure failures an injected fault caused (the agent, or the server it needs, went
+# with the engine the fault killed): the fault's outcome, recorded as such and not retried
+# on resume, which would inject the same fault again.
+_FAULTED_CLASSES = frozenset({"crash", "agent_error", "mcp_server"})
+
+
+def _metered(outcome: AgentOutcome, summary: dict[str, Any]) -> None:
+    """The meter's account in the row; an attempt it ended for its budget has status
+    ``budget`` and no answer, whatever the agent made of being refused."""
+    outcome.details["meter"] = summary
+    if summary.get("budget_exhausted"):
+        if outcome.error is not None:
+            summary["agent_said"] = redact_text(outcome.error)[:300]
+        outcome.status, outcome.error_class, outcome.error = "budget", None, None
+        outcome.output = ""
+
+
+def _faulted(outcome: AgentOutcome, record: dict[str, Any]) -> None:
+    """The fault's record in the row; an infrastructure failure after it fired is its
+    outcome (``injected_fault``)."""
+    outcome.details["fault"] = record
+    faulted = outcome.status == "error" and outcome.error_class in _FAULTED_CLASSES
+    if record.get("fired") and faulted:
+        record["error_class"] = outcome.error_class
+        outcome.error_class = INJECTED_FAULT
 
 
 @dataclass
@@ -503,6 +554,8 @@ def execute_lanes(
             writers[i].append(row)
             written[i] += 1
             counts[i][row.status] += 1
+            # An injected fault's own outcome (not retried): counted apart for the end.
+            counts[i][INJECTED_FAULT] += row.error_class == INJECTED_FAULT
             killed[i] += row.error_class == "interrupted"
             busy[i] += row.duration_s
             if row.details.get("contaminated"):

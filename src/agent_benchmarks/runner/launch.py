@@ -33,6 +33,8 @@ from agent_benchmarks.datasets import (
     select_tasks,
     sha256_file,
 )
+from agent_benchmarks.episode.budget import Budget, budget_record
+from agent_benchmarks.episode.meter import ModelMeter
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.isolation.process import memory_cap_method
 from agent_benchmarks.isolation.resources import this_machine
@@ -46,7 +48,7 @@ from agent_benchmarks.runner.autosize import PoolSizing, resources_manifest
 from agent_benchmarks.runner.claim import FolderLock, claim_new_folder, lock_folder
 from agent_benchmarks.runner.engine import AttemptRunner, RunOutcome
 from agent_benchmarks.runner.executor import Executor, LocalPool
-from agent_benchmarks.runner.plan import Plan, plan_attempts
+from agent_benchmarks.runner.plan import INJECTED_FAULT, Plan, plan_attempts
 from agent_benchmarks.runner.session import (
     SessionFactory,
     TaskSession,
@@ -213,6 +215,7 @@ def prepare(spec: RunSpec, prog: str, argv: Sequence[str]) -> PreparedRun:
         lock = lock_folder(run_dir, [prog, *argv]) if run_dir.is_dir() else None
         manifest = _load_resumable(run_dir, suite, spec)
         _apply_stored_fields(spec, options, manifest.settings.get("flags", {}), definition, typed)
+        _apply_stored_suite_options(spec, suite, manifest, typed)
     else:
         if not spec.retry_errors:
             raise InputError("--no-retry-errors only applies with --resume")
@@ -250,6 +253,8 @@ def prepare(spec: RunSpec, prog: str, argv: Sequence[str]) -> PreparedRun:
     # so a bad flag is named before a dataset is fetched (or refused for want of a token).
     backend = definition.build(request)
     spec.backend = options.model_dump(mode="json", exclude_none=True)
+    if budget_of(spec).any():
+        refuse_unmetered(backend, "--max-steps, --max-tokens, --max-cost-usd and --temperature")
     if manifest is not None:
         loaded, tasks = _reload_tasks(suite, manifest)
     else:
@@ -284,6 +289,8 @@ def prepare(spec: RunSpec, prog: str, argv: Sequence[str]) -> PreparedRun:
         except ValueError as exc:
             raise InputError(f"--prompt {spec.prompt}: {exc}") from None
     suite_options(suite).parse(spec.suite_options, f"{prog} options").check()
+    if suite.check is not None:
+        load_ref(suite.check)(spec, backend)
     predictions_path = run_dir / "predictions.jsonl"
     # Last of the checks, after the run's own fields: nothing has started yet.
     grader = _end_grader(suite, spec, predictions_path, tasks, prog) if spec.grade else None
@@ -332,6 +339,20 @@ def prepare(spec: RunSpec, prog: str, argv: Sequence[str]) -> PreparedRun:
         warnings=warnings,
         lock=lock,
     )
+
+
+def budget_of(spec: RunSpec) -> Budget:
+    """The run's one budget (its flags)."""
+    return Budget(spec.max_steps, spec.max_tokens, spec.max_cost_usd, spec.temperature)
+
+
+def refuse_unmetered(backend: Backend, what: str) -> None:
+    """An :class:`InputError` when the harness's model meter cannot stand between the
+    backend's agent and its model, which ``what`` needs."""
+    problem = getattr(backend, "meter_problem", None)
+    reason = problem() if problem is not None else f"{backend.name} has no model endpoint"
+    if reason is not None:
+        raise InputError(f"{what} need the harness's model meter: {reason}")
 
 
 def _refuse_held_run(run_dir: Path) -> None:
@@ -394,6 +415,7 @@ def open_run(
     with (
         web_proxy(p) as web,
         factory(p.suite, spec, p.mode, p.scripted_model, p.backend) as session,
+        model_meter(p, session) as meter,
     ):
         sha, dirty = git_state()
         this_session = RunSession(
@@ -431,9 +453,33 @@ def open_run(
             price_model=None if getattr(p.backend, "prices_own_rows", False) else p.model,
             retry_empty=p.empty_retry,
             web=web,
+            meter=meter,
             sample_interval_s=(spec.resource_sample_ms or 0) / 1000 or None,
         )
         yield OpenRun(p, manifest, session, runner, this_session)
+
+
+# What the manifest says of the model meter, when a run has one.
+METER_DESCRIPTION = (
+    "every model request of every attempt went through the harness's model meter (a "
+    "pass-through on this machine, episode/meter.py): it reads each reply's tool calls and "
+    "tokens to enforce the run's budget, sets its temperature, and is where an episode's "
+    "fault fires; replies reach the agent whole, not streamed piece by piece"
+)
+
+
+@contextmanager
+def model_meter(p: PreparedRun, session: TaskSession) -> Iterator[ModelMeter | None]:
+    """The run's model meter, when its budget or its episodes' faults need one."""
+    budget = budget_of(p.spec)
+    faulted = bool(getattr(session, "episode_faults", False))
+    if not (budget.any() or faulted):
+        yield None
+        return
+    if faulted:
+        refuse_unmetered(p.backend, "episode faults (--fault)")
+    with ModelMeter(budget, p.prices, host=p.spec.executor.service_host) as meter:
+        yield meter
 
 
 def close_run(run: OpenRun, outcome: RunOutcome) -> None:
@@ -709,6 +755,8 @@ def _new_manifest(p: PreparedRun, session: TaskSession) -> Manifest:
             "memory_cap": _memory_cap(spec.memory_max_mb),
             "empty_retry": _empty_retry(p.suite, p.definition, p.empty_retry),
             "web": web_manifest(p),
+            "budgets": budget_record(budget_of(spec), p.backend.settings().get("budgets")),
+            **({"model_meter": METER_DESCRIPTION} if _metered(p, session) else {}),
             "resources": resources_manifest(spec),
         },
     )
@@ -716,12 +764,18 @@ def _new_manifest(p: PreparedRun, session: TaskSession) -> Manifest:
     return manifest
 
 
+def _metered(p: PreparedRun, session: TaskSession) -> bool:
+    return budget_of(p.spec).any() or bool(getattr(session, "episode_faults", False))
+
+
 def conclude(console: Console, p: PreparedRun, outcome: RunOutcome) -> int:
     """Report the session's end, grade the run if asked, and say the exit status."""
     c = outcome.counts
     console.print(
         f"{outcome.written} attempt(s) in {outcome.wall_seconds:.1f}s: ok {c['ok']}, "
-        f"empty {c['empty']}, timeout {c['timeout']}, error {c['error']} → {p.run_dir}"
+        f"empty {c['empty']}, "
+        + (f"budget {c['budget']}, " if c["budget"] else "")
+        + f"timeout {c['timeout']}, error {c['error']} → {p.run_dir}"
     )
     if outcome.contaminated:
         console.print(
@@ -733,9 +787,16 @@ def conclude(console: Console, p: PreparedRun, outcome: RunOutcome) -> int:
     if outcome.interrupted:
         console.print(f"[yellow]interrupted.[/] continue with: {p.prog} --resume {p.run_dir}")
         return 130
+    injected = c[INJECTED_FAULT]
+    if injected:
+        console.print(
+            f"{injected} attempt(s) ended with the run's injected fault (error_class "
+            f"{INJECTED_FAULT}): what the run measures; a resume does not retry them"
+        )
     # Every attempt failing is the run's failure (exit 1), but it is graded all the same:
     # an attempt that printed an answer before it failed is graded on it, as upstream does.
-    all_failed = bool(outcome.written) and c["timeout"] + c["error"] == outcome.written
+    failed = c["timeout"] + c["error"] - injected
+    all_failed = bool(outcome.written) and failed == outcome.written
     if all_failed:
         console.print(
             "[red]every attempt failed with an infrastructure error[/] (see the rows' "
@@ -785,6 +846,11 @@ def _announce(
         f"{what}; {len(plan.todo)} attempt(s) to run, {manifest.workers} worker(s), "
         f"timeout {manifest.timeout_s:g}s, mode {manifest.mode} → {run_dir}"
     )
+    session = manifest.settings.get("session")
+    fault = session.get("fault") if isinstance(session, dict) else None
+    if isinstance(fault, dict):
+        when = f" at {fault['at']}" if fault.get("at") else " (the paired clean run)"
+        console.print(f"fault: {fault.get('kind')}{when}", markup=False)
     if manifest.mode == "scaffold":
         console.print(
             "[yellow]scaffold run:[/] the model is a scripted test double; these numbers "
@@ -879,6 +945,27 @@ def _apply_stored_fields(
         _keep(name, getattr(spec, name), stored, typed, lambda v, n=name: setattr(spec, n, v))
     for name in definition.options.run_defining():
         _keep(name, getattr(options, name), stored, typed, lambda v, n=name: setattr(options, n, v))
+
+
+def _apply_stored_suite_options(
+    spec: RunSpec, suite: SuiteDef, manifest: Manifest, typed: set[str]
+) -> None:
+    """A resumed run keeps the suite's own fields it started with (localweb's faults), from
+    its stored spec; one given again with another value is refused. A run from before the
+    spec was stored keeps what is given."""
+    if manifest.spec is None:
+        return
+    stored = manifest.spec.get("suite_options") or {}
+    values = spec.suite_options
+
+    def put(name: str, value: Any) -> None:
+        if value is None:
+            values.pop(name, None)
+        else:
+            values[name] = value
+
+    for name in suite_options(suite).run_defining():
+        _keep(name, values.get(name), stored, typed, lambda v, n=name: put(n, v))
 
 
 def _keep(name: str, given: Any, stored: dict[str, Any], typed: set[str], put: Any) -> None:

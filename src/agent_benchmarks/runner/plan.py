@@ -1,8 +1,10 @@
 """Which attempts a run (or a resumed run) still owes.
 
 A run owes one final row per (task, attempt) for every task in its manifest and every
-attempt up to ``repeat``. A row with status ok or empty settles its attempt; a timeout or
-error row is an infrastructure failure, retried on resume unless the user keeps it.
+attempt up to ``repeat``. A row with status ok, empty or budget settles its attempt; a
+timeout or error row is an infrastructure failure, retried on resume unless the user keeps
+it, except one an episode's injected fault caused (``injected_fault``): that is what the
+run measures, and a retry would inject the fault again.
 """
 
 from __future__ import annotations
@@ -12,6 +14,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from agent_benchmarks.records import INFRA_STATUSES, PredictionRow
+
+# An error the run's own injected fault caused (runner/engine.py): settled, not retried.
+INJECTED_FAULT = "injected_fault"
 
 
 @dataclass(frozen=True)
@@ -40,7 +45,8 @@ def plan_attempts(
     only each row's status is kept."""
     statuses_by_key: dict[tuple[str, int], list[str]] = defaultdict(list)
     for row in existing:
-        statuses_by_key[(row.id, row.attempt)].append(row.status)
+        settled_error = row.status == "error" and row.error_class == INJECTED_FAULT
+        statuses_by_key[(row.id, row.attempt)].append("settled" if settled_error else row.status)
     todo: list[AttemptKey] = []
     settled = kept = retried = 0
     for attempt in range(1, repeat + 1):

@@ -58,8 +58,13 @@ class Figures:
     def counts_text(self, short: bool = False) -> str:
         c = self.counts
         if short:
-            return f"ok {c['ok']} em {c['empty']} to {c['timeout']} er {c['error']}"
-        return f"ok {c['ok']} · empty {c['empty']} · timeout {c['timeout']} · error {c['error']}"
+            budget = f" bu {c['budget']}" if c["budget"] else ""
+            return f"ok {c['ok']} em {c['empty']}{budget} to {c['timeout']} er {c['error']}"
+        budget = f" · budget {c['budget']}" if c["budget"] else ""
+        return (
+            f"ok {c['ok']} · empty {c['empty']}{budget} · timeout {c['timeout']} · "
+            f"error {c['error']}"
+        )
 
     def spend_text(self, short: bool = False) -> str:
         cost = f"${self.cost:.2f}" if self.cost_known else f"≥${self.cost:.2f}"
@@ -163,11 +168,20 @@ class RunProgress:
         attempt = f" attempt {row.attempt}" if row.attempt > 1 else ""
         extra = f" ({row.error_class})" if row.error_class else ""
         f = self.figures()
+        fault = row.details.get("fault")
+        fired = (
+            f", {fault.get('kind')} fired after call {fault.get('fired_at_call')}"
+            if isinstance(fault, dict) and fault.get("fired")
+            else ""
+        )
+        meter = row.details.get("meter")
+        if isinstance(meter, dict) and meter.get("cost_budget"):
+            fired += f", dollar budget {meter['cost_budget']}"
         # Plain text, written as is: rich's rendering of a line (emoji codes, control codes,
         # measuring) cost 1.6 ms of the interpreter per row, taken from the workers.
         self.console.file.write(
             f"[{self.done}/{self.total}] {row.id}{attempt}: {row.status}{extra} "
-            f"in {row.duration_s:.1f}s, {row.usage.total_tokens} tokens; {f.counts_text()}; "
-            f"ETA {eta(f.done, f.total, f.elapsed_s)}\n"
+            f"in {row.duration_s:.1f}s, {row.usage.total_tokens} tokens{fired}; "
+            f"{f.counts_text()}; ETA {eta(f.done, f.total, f.elapsed_s)}\n"
         )
         self.console.file.flush()

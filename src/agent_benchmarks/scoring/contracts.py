@@ -27,12 +27,23 @@ class FormSeen(BaseModel):
     confirmation: str
 
 
+class OrderSeen(BaseModel):
+    number: str
+    member: str
+    items: dict[str, int]  # sku -> quantity
+    total: str
+
+
 class SiteRecord(BaseModel):
     """What the site itself recorded for one task: the runner stores it in the row."""
 
     requests: list[RequestSeen] = Field(default_factory=list)
     cart: dict[str, int] = Field(default_factory=dict)
     forms: list[FormSeen] = Field(default_factory=list)
+    # The member account's settings as the site holds them, and the orders placed in the
+    # episode (rows written before logged-in episodes have neither).
+    settings: dict[str, str] = Field(default_factory=dict)
+    orders: list[OrderSeen] = Field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -162,7 +173,52 @@ class FormArrived:
         )
 
 
-Clause = AnswerIs | AnswerContains | Requested | CartHolds | FormArrived
+@dataclass(frozen=True)
+class SettingIs:
+    """The member account's setting ``setting`` holds ``value`` on the server."""
+
+    setting: str
+    value: str
+
+    @property
+    def name(self) -> str:
+        return f"account setting {self.setting} is {self.value!r}"
+
+    def check(self, answer: str | None, record: SiteRecord | None) -> ClauseResult:
+        if record is None:
+            return _no_record(self.name)
+        have = record.settings.get(self.setting)
+        ok = have == self.value
+        return ClauseResult(self.name, ok, f"the server holds {self.setting}={have!r}")
+
+
+@dataclass(frozen=True)
+class OrderPlaced:
+    """An order of exactly these items (sku, quantity) was placed by ``member``."""
+
+    items: tuple[tuple[str, int], ...]
+    member: str
+
+    @property
+    def name(self) -> str:
+        bought = ", ".join(f"{qty} x {sku}" for sku, qty in self.items)
+        return f"order placed by {self.member} for {bought}"
+
+    def check(self, answer: str | None, record: SiteRecord | None) -> ClauseResult:
+        if record is None:
+            return _no_record(self.name)
+        wanted = dict(self.items)
+        for order in record.orders:
+            if order.member == self.member and order.items == wanted:
+                return ClauseResult(self.name, True, f"order {order.number}")
+        if not record.orders:
+            return ClauseResult(self.name, False, "no order reached the server")
+        return ClauseResult(
+            self.name, False, f"{len(record.orders)} order(s), none of exactly these items"
+        )
+
+
+Clause = AnswerIs | AnswerContains | Requested | CartHolds | FormArrived | SettingIs | OrderPlaced
 
 
 @dataclass(frozen=True)

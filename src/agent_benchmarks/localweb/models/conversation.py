@@ -80,6 +80,7 @@ class Conversation(_Frozen):
     model: str
     stream: bool = False
     max_tokens: int | None = None
+    temperature: float | None = None  # as the request set it (None: not set)
     system: str = ""
     messages: list[Message] = Field(default_factory=list)
     tools: list[ToolSpec] = Field(default_factory=list)

@@ -42,17 +42,16 @@ import json
 import re
 import select
 import socket
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 from urllib.parse import quote, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_benchmarks.localweb.serving import BackgroundHTTPServer
+from agent_benchmarks.loopback import LoopbackHandler, LoopbackServer
 from agent_benchmarks.records import Usage
 
 from .conversation import Action, Conversation, FinalAnswer, ToolUse, WireProtocol
@@ -335,26 +334,15 @@ def check_task_id(task_id: str) -> None:
         )
 
 
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
-    allow_reuse_address = True
-    request_queue_size = 128  # the default backlog of 5 refuses bursts of parallel clients
+class _HTTPServer(LoopbackServer):
     owner: ScriptedModelServer
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # A client dropping its keep-alive connection (or stop() shutting it) is routine.
-        if isinstance(sys.exc_info()[1], OSError):
-            return
-        super().handle_error(request, client_address)
 
 
 class _Abort(Exception):
     """Stop handling this request without sending anything more."""
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # keep-alive, as every real client expects
+class _Handler(LoopbackHandler):
     server: _HTTPServer
 
     # --- plumbing -------------------------------------------------------------------------
@@ -369,24 +357,6 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.owner._track(self.connection, add=False)
         with contextlib.suppress(OSError):
             super().finish()
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass  # the request log replaces stderr chatter
-
-    def do_GET(self) -> None:
-        self._dispatch()
-
-    def do_POST(self) -> None:
-        self._dispatch()
-
-    def do_HEAD(self) -> None:
-        self._dispatch()
-
-    def do_PUT(self) -> None:
-        self._dispatch()
-
-    def do_DELETE(self) -> None:
-        self._dispatch()
 
     def _read_body(self) -> bytes:
         if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():

@@ -146,6 +146,11 @@ def _openai_text(content: Any) -> str:
     raise WireError(f"unsupported content: {type(content).__name__}")
 
 
+def _temperature(body: dict[str, Any]) -> float | None:
+    value = body.get("temperature")
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
 def _parse_args(raw: Any) -> dict[str, Any]:
     if isinstance(raw, dict):
         return raw
@@ -212,6 +217,7 @@ def _parse_openai_chat(body: dict[str, Any], task_id: str, n: int) -> ParsedRequ
         model=str(body.get("model", "")),
         stream=stream,
         max_tokens=body.get("max_completion_tokens") or body.get("max_tokens"),
+        temperature=_temperature(body),
         system="\n\n".join(system),
         messages=history.messages,
         tools=tools,
@@ -265,6 +271,7 @@ def _parse_openai_responses(body: dict[str, Any], task_id: str, n: int) -> Parse
         model=str(body.get("model", "")),
         stream=bool(body.get("stream")),
         max_tokens=body.get("max_output_tokens"),
+        temperature=_temperature(body),
         system="\n\n".join(system),
         messages=history.messages,
         tools=tools,
@@ -387,6 +394,7 @@ def _parse_anthropic(body: dict[str, Any], task_id: str, n: int) -> ParsedReques
         model=str(body.get("model", "")),
         stream=bool(body.get("stream")),
         max_tokens=body.get("max_tokens"),
+        temperature=_temperature(body),
         system=system,
         messages=history.messages,
         tools=tools,

@@ -166,3 +166,39 @@ def confirmation_number(
     )
     digest = hashlib.sha256(canon.encode("utf-8")).hexdigest()
     return f"LW-{int(digest[:12], 16) % 10**8:08d}"
+
+
+# --- /account: the site's one member account (localweb/site/account.py) ---
+ACCOUNT_USERNAME = "ada"
+ACCOUNT_PASSWORD = "engine-1843"
+ACCOUNT_NAME = "Ada Lovelace"
+ACCOUNT_POINTS = 250  # loyalty points, on the profile page
+ACCOUNT_MEMBER_SINCE = "12 March 2024"
+WRONG_LOGIN = "Wrong username or password."
+
+# --- the member's account beyond sign-in (logged-in episodes; localweb/site/account.py) ---
+# A sign-in lasts this long; an older session sends the member to the sign-in form again.
+ACCOUNT_SESSION_S = 900
+SESSION_EXPIRED = "Your session has expired. Sign in again."
+# The member's past orders: (number, date, items as (sku, qty), status), newest first.
+ACCOUNT_ORDERS: list[tuple[str, str, tuple[tuple[str, int], ...], str]] = [
+    ("LW-ORD-3141", "2 October 2026", (("LW-1011", 1),), "Delivered"),
+    ("LW-ORD-2718", "14 August 2026", (("LW-1004", 2), ("LW-1006", 1)), "Delivered"),
+    ("LW-ORD-1618", "3 May 2026", (("LW-1024", 1),), "Returned"),
+]
+# The settings form: what each setting may be (value -> label), and the member's defaults.
+DELIVERY_METHODS = {"standard": "Standard post", "express": "Express", "locker": "Parcel locker"}
+ACCOUNT_DEFAULT_SETTINGS = {"delivery": "standard", "newsletter": "no"}
+MEMBER_DISCOUNT_PERCENT = 10  # off every member checkout
+
+
+def order_total_cents(items: tuple[tuple[str, int], ...], member: bool = False) -> int:
+    cents = sum(PRODUCTS_BY_SKU[sku].price_cents * qty for sku, qty in items)
+    return cents - cents * MEMBER_DISCOUNT_PERCENT // 100 if member else cents
+
+
+def member_order_number(username: str, items: tuple[tuple[str, int], ...]) -> str:
+    """A member checkout's order number: derived from the member and what was bought."""
+    canon = username + "|" + ",".join(f"{sku}x{qty}" for sku, qty in sorted(items))
+    digest = hashlib.sha256(canon.encode("utf-8")).hexdigest()
+    return f"LW-ORD-{int(digest[:10], 16) % 10**6:06d}"

@@ -44,15 +44,26 @@ def fragment(template: str, /, **values: object) -> str:
 class Page:
     """Per-request rendering context: URL prefix of the task, header cart count, fault knobs."""
 
-    def __init__(self, root: str, cart_count: int, late_modal_ms: int | None) -> None:
+    def __init__(
+        self,
+        root: str,
+        cart_count: int,
+        late_modal_ms: int | None,
+        fault_generation: int | None = None,
+    ) -> None:
         self.root = root
         self.cart_count = cart_count
         self.late_modal_ms = late_modal_ms
+        # A run with --fault: the episode's DOM generation, which common.js watches for a
+        # stale-dom fault (None: the page does not watch).
+        self.fault_generation = fault_generation
 
     def layout(self, title: str, content: str, scripts: tuple[str, ...] = ()) -> str:
         attrs = ""
         if self.late_modal_ms is not None:
             attrs = f' data-late-modal-ms="{int(self.late_modal_ms)}"'
+        if self.fault_generation is not None:
+            attrs += f' data-fault-generation="{int(self.fault_generation)}"'
         tags = "\n".join(f'<script src="{self.root}/static/{s}"></script>' for s in scripts)
         return fragment(
             "base.html",

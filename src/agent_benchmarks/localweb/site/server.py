@@ -18,6 +18,7 @@ import secrets
 import ssl
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -25,7 +26,15 @@ from urllib.parse import parse_qs, quote, urlsplit
 
 from agent_benchmarks.localweb.serving import BackgroundHTTPServer
 
-from . import data
+from . import account, data, member
+from .interrupt import (
+    FAULT_PREFIX,
+    WALL_ACCEPT,
+    WALL_COOKIE,
+    EpisodeInterrupts,
+    Interruption,
+    consent_wall,
+)
 from .pages import Page, cart_total_cents, money, static_file
 
 DEFAULT_TASK = "default"
@@ -45,6 +54,9 @@ class Faults:
     that makes the same requests in the same order sees the same faults. ``hang_paths`` are
     site paths without the task prefix and without the query (e.g. ``"/api/deal"``); a hung
     response is delayed by ``hang_seconds`` and then served normally (or cut short by stop()).
+    ``task_latency_ms`` slows some tasks alone: (task id prefix, ms) pairs, each adding its
+    latency to every request of a task whose id starts with the prefix, but its static files
+    (the engine benchmark makes one configuration slower on purpose this way).
     """
 
     latency_ms: int = 0
@@ -55,10 +67,12 @@ class Faults:
     hang_rate: float = 0.0
     hang_seconds: float = 0.0
     late_modal_ms: int | None = None
+    task_latency_ms: tuple[tuple[str, int], ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["hang_paths"] = sorted(self.hang_paths)
+        d["task_latency_ms"] = dict(self.task_latency_ms)
         return d
 
     @classmethod
@@ -66,7 +80,16 @@ class Faults:
         d = dict(d)
         if "hang_paths" in d:
             d["hang_paths"] = frozenset(d["hang_paths"])
+        if "task_latency_ms" in d:
+            d["task_latency_ms"] = tuple(d["task_latency_ms"].items())
         return cls(**d)
+
+    def latency_of(self, task_id: str, site_path: str) -> int:
+        """The latency (ms) added to a request of ``task_id`` for ``site_path``."""
+        extra = 0
+        if not site_path.startswith("/static/"):
+            extra = sum(ms for prefix, ms in self.task_latency_ms if task_id.startswith(prefix))
+        return self.latency_ms + extra
 
 
 @dataclass(frozen=True)
@@ -110,6 +133,9 @@ class _TaskState:
     carts: dict[str, dict[str, int]] = field(default_factory=dict)  # session -> sku -> qty
     submissions: list[FormSubmission] = field(default_factory=list)
     rng: random.Random | None = None
+    accounts: account.AccountState = field(default_factory=account.AccountState)
+    # An episode's fault (--fault): the DOM's generation and an armed interruption.
+    interrupts: EpisodeInterrupts = field(default_factory=EpisodeInterrupts)
 
 
 @dataclass
@@ -136,8 +162,17 @@ class LocalSite(BackgroundHTTPServer):
         faults: Faults | None = None,
         tls: ssl.SSLContext | None = None,
         advertised: str | None = None,
+        fault_script: bool = False,
+        account_password: str = data.ACCOUNT_PASSWORD,
     ):
         super().__init__()
+        # The member account's password on this instance (localweb runs give each run its
+        # own, a secret: see localweb/session.py).
+        self.account_password = account_password
+        # Pages carry the episode's DOM generation and poll for a stale-dom fault: in every
+        # run with --fault (its clean pair included, so both serve the same pages).
+        self.fault_script = fault_script
+        self._watchers: dict[str, Callable[[str], None]] = {}
         self.host = host
         self.port = port
         self.faults = faults or Faults()
@@ -204,8 +239,35 @@ class LocalSite(BackgroundHTTPServer):
         _check_task_id(task_id)
         with self._lock:
             self._tasks.pop(task_id, None)
+            self._watchers.pop(task_id, None)
             self._log = [r for r in self._log if r.task_id != task_id]
         return self.task_url(task_id)
+
+    # --- an episode's fault ---------------------------------------------------------------
+    def watch(self, task_id: str, seen: Callable[[str], None]) -> None:
+        """Call ``seen(site path)`` for each request of ``task_id`` the site answers (a
+        fault's URL trigger)."""
+        with self._lock:
+            self._watchers[task_id] = seen
+
+    def interrupt(
+        self,
+        task_id: str,
+        kind: str,
+        *,
+        path: str | None = None,
+        count: int = 1,
+        delay_s: float = 0.0,
+        wait_s: float = 5.0,
+    ) -> dict[str, Any]:
+        """Carry out a site fault in one episode (see :mod:`.interrupt`); what it did."""
+        with self._lock:
+            state = self._state(task_id)
+        if kind == "stale-dom":
+            return state.interrupts.stale_dom(wait_s)
+        if kind == "session-expiry":
+            return {"done": True, "sessions_ended": state.accounts.expire_all()}
+        return state.interrupts.arm(Interruption(kind, path, count, delay_s))
 
     def task_ids(self) -> list[str]:
         with self._lock:
@@ -242,6 +304,15 @@ class LocalSite(BackgroundHTTPServer):
                     merged[sku] = merged.get(sku, 0) + qty
             return merged
 
+    def member_record(self, task_id: str = DEFAULT_TASK) -> tuple[dict[str, str], list[dict]]:
+        """The member account's settings and the orders it placed in this task's episode."""
+        with self._lock:
+            st = self._tasks.get(task_id)
+        if st is None:
+            return {}, []
+        with st.accounts.lock:
+            return dict(st.accounts.settings), [dict(o) for o in st.accounts.orders]
+
     def form_submissions(self, task_id: str = DEFAULT_TASK) -> list[FormSubmission]:
         with self._lock:
             st = self._tasks.get(task_id)
@@ -255,7 +326,8 @@ class LocalSite(BackgroundHTTPServer):
     def _state(self, task_id: str) -> _TaskState:
         st = self._tasks.get(task_id)
         if st is None:
-            st = self._tasks[task_id] = _TaskState()
+            accounts = account.AccountState(password=self.account_password)
+            st = self._tasks[task_id] = _TaskState(accounts=accounts)
         return st
 
     def _draw(self, task_id: str) -> tuple[float, float]:
@@ -269,9 +341,75 @@ class LocalSite(BackgroundHTTPServer):
         with self._lock:
             self._log.append(rec)
 
+    def _seen(self, task_id: str, path: str) -> None:
+        with self._lock:
+            watcher = self._watchers.get(task_id)
+        if watcher is not None:
+            watcher(path)
+
+    def _interruption(
+        self,
+        task_id: str,
+        site_path: str,
+        full: str,
+        method: str,
+        cookies: dict[str, str],
+        referer: str | None = None,
+    ) -> tuple[str | None, _Response | None]:
+        """An armed interruption of the episode that hits this request: its name, and the
+        response it gives instead of the page (None: the page, perhaps late)."""
+        with self._lock:
+            interrupts = self._state(task_id).interrupts
+        if interrupts.interruption is None:
+            return None, None
+        if interrupts.take(site_path, "failing-resource") is not None:
+            msg = b"Service temporarily unavailable (injected failing resource)."
+            return "failing-resource", _Response(503, msg, "text/plain; charset=utf-8")
+        slow = interrupts.take(site_path, "slow-resource")
+        if slow is not None:
+            self._sleep(slow.delay_s)
+            return "slow-resource", None
+        if site_path.startswith(("/static/", "/api/")):
+            return None, None  # a page's own resources and calls still load
+        root = f"/t/{task_id}"
+        if interrupts.take(site_path, "login-wall") is not None and not (
+            site_path.startswith("/account/login") or self._signed_in(task_id, cookies)
+        ):
+            # A form sent from behind the wall does nothing: the visitor signs in first, and
+            # comes back to the page the form was on (its Referer), or to the page asked for.
+            back = root + full
+            if method == "POST":
+                back = _same_task_path(referer, root) or root + "/"
+            location = f"{root}/account/login?next={quote(back, safe='/')}"
+            return "login-wall", _Response(303, headers=[("Location", location)])
+        if method != "GET":
+            return None, None
+        if (
+            cookies.get(WALL_COOKIE) == "accepted"
+            or interrupts.take(site_path, "consent-wall") is None
+        ):
+            return None, None
+        body = consent_wall(root, root + full)
+        return "consent-wall", _Response(200, Page(root, 0, None).layout("Cookies", body).encode())
+
+    def _signed_in(self, task_id: str, cookies: dict[str, str]) -> bool:
+        token = cookies.get(account.ACCOUNT_COOKIE)
+        with self._lock:
+            accounts = self._state(task_id).accounts
+        return bool(token) and accounts.find(token) is not None
+
     def _sleep(self, seconds: float) -> None:
         if seconds > 0:
             self._stopping.wait(seconds)
+
+
+def _same_task_path(url: str | None, root: str) -> str | None:
+    """The path (query included) of ``url`` when it is a page of the task at ``root``."""
+    if not url:
+        return None
+    split = urlsplit(url)
+    path = split.path + (f"?{split.query}" if split.query else "")
+    return path if path.startswith(root + "/") else None
 
 
 def _check_task_id(task_id: str) -> None:
@@ -327,16 +465,28 @@ class _Handler(BaseHTTPRequestHandler):
             new_session = None
             if session is None:
                 session = new_session = secrets.token_hex(8)
+            if site_path.startswith(FAULT_PREFIX) and site_path != WALL_ACCEPT:
+                self._fault_control(task_id, site_path, split.query, method)
+                return
             faults = site.faults
-            if faults.latency_ms:
-                site._sleep(faults.latency_ms / 1000)
+            latency_ms = faults.latency_of(task_id, site_path)
+            if latency_ms:
+                site._sleep(latency_ms / 1000)
             r_err, r_hang = site._draw(task_id)
             if faults.hang_seconds > 0 and (
                 site_path in faults.hang_paths or r_hang < faults.hang_rate
             ):
                 fault = "hang"
                 site._sleep(faults.hang_seconds)
-            if r_err < faults.error_rate:
+            full = site_path + (f"?{split.query}" if split.query else "")
+            referer = self.headers.get("Referer")
+            interrupting, interrupted = site._interruption(
+                task_id, site_path, full, method, cookies, referer
+            )
+            fault = interrupting or fault
+            if interrupted is not None:
+                resp = interrupted
+            elif r_err < faults.error_rate:
                 fault = "error"
                 msg = "Service temporarily unavailable (injected fault)."
                 resp = _Response(faults.error_status, msg.encode(), "text/plain; charset=utf-8")
@@ -370,7 +520,25 @@ class _Handler(BaseHTTPRequestHandler):
                 content_type=resp.content_type if resp.body else None,
             )
         )
+        site._seen(task_id, full)
         # Logged before the response goes out: once a client has a response, the log has it.
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            self._write(resp, head_only=(method == "HEAD"))
+
+    def _fault_control(self, task_id: str, site_path: str, query: str, method: str) -> None:
+        """The page's side of a stale-dom fault: the generation (GET), and the page saying it
+        has replaced its nodes (POST ?g=N). The harness's own traffic: not logged."""
+        site = self.server.site
+        with site._lock:
+            interrupts = site._state(task_id).interrupts
+        if site_path != f"{FAULT_PREFIX}dom":
+            resp = _json(404, {"error": "not found"})
+        elif method == "POST":
+            raw = (parse_qs(query).get("g") or ["0"])[0]
+            interrupts.confirm(int(raw) if raw.isdigit() else 0)
+            resp = _json(200, {"confirmed": True})
+        else:
+            resp = _json(200, {"generation": interrupts.generation})
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             self._write(resp, head_only=(method == "HEAD"))
 
@@ -433,11 +601,30 @@ class _Ctx:
         with self.site._lock:
             st = self.site._tasks.get(self.task_id)
             count = sum(st.carts.get(self.session, {}).values()) if st else 0
-        return Page(self.root, count, self.site.faults.late_modal_ms)
+            generation = st.interrupts.generation if st else 0
+        fault_generation = generation if self.site.fault_script else None
+        return Page(self.root, count, self.site.faults.late_modal_ms, fault_generation)
 
     def param(self, name: str) -> str | None:
         vals = parse_qs(self.query).get(name)
         return vals[0] if vals else None
+
+    def cookie(self, name: str) -> str | None:
+        return _parse_cookies(self.handler.headers.get_all("Cookie") or []).get(name)
+
+    def form(self) -> dict[str, str]:
+        return self.handler.read_body()
+
+    def accounts(self) -> account.AccountState:
+        with self.site._lock:
+            return self.site._state(self.task_id).accounts
+
+    def cart(self) -> dict[str, int]:
+        return self.site.cart(self.task_id, self.session)
+
+    def clear_cart(self) -> None:
+        with self.site._lock:
+            self.site._state(self.task_id).carts.pop(self.session, None)
 
 
 def _html(status: int, text: str) -> _Response:
@@ -517,8 +704,7 @@ def _route(ctx: _Ctx, path: str) -> _Response:
     if get and path == "/api/restock":
         return _json(200, {"text": data.DELAYED_TEXT})
     if get and path == "/api/offer":
-        cookies = _parse_cookies(ctx.handler.headers.get_all("Cookie") or [])
-        if cookies.get(CONSENT_COOKIE) != "accepted":
+        if ctx.cookie(CONSENT_COOKIE) != "accepted":
             return _json(200, {"consent": False, "text": None})
         return _json(200, {"consent": True, "text": data.OFFER_TEXT, "code": data.OFFER_CODE})
     if get and path == data.FAILING_PATH_500:
@@ -532,6 +718,8 @@ def _route(ctx: _Ctx, path: str) -> _Response:
                 return _html(200, ctx.page().enquiry_thanks(sub.fields, sub.confirmation))
         return _html(404, ctx.page().not_found("No enquiry with that confirmation number."))
     if ctx.method == "POST":
+        if path == WALL_ACCEPT:
+            return _accept_wall(ctx)
         if path == "/api/consent":
             cookie = f"{CONSENT_COOKIE}=accepted; Path={ctx.root}/; SameSite=Lax"
             return _Response(
@@ -547,11 +735,28 @@ def _route(ctx: _Ctx, path: str) -> _Response:
             return _redirect(f"{ctx.root}/cart")
         if path == "/enquiry":
             return _enquiry_post(ctx)
+    if path in member.PATHS:
+        reply = member.route(ctx, path)
+        return _Response(reply.status, reply.html.encode("utf-8"), headers=reply.headers)
+    if path == "/account" or path.startswith("/account/"):
+        reply = account.route(ctx, path)
+        return _Response(reply.status, reply.html.encode("utf-8"), headers=reply.headers)
     if get and path in ("/api/consent", "/cart/add", "/cart/clear"):
         return _Response(405, b"method not allowed", "text/plain", [("Allow", "POST")])
     if path.startswith("/api/"):
         return _json(404, {"error": "not found"})
     return _html(404, ctx.page().not_found())
+
+
+def _accept_wall(ctx: _Ctx) -> _Response:
+    """The consent wall accepted: a cookie, and on to the page asked for."""
+    nxt = ctx.handler.read_body().get("next") or ""
+    if not nxt.startswith(ctx.root + "/") or "//" in nxt or "\\" in nxt:
+        nxt = f"{ctx.root}/"
+    cookie = f"{WALL_COOKIE}=accepted; Path={ctx.root}/; SameSite=Lax"
+    return _Response(
+        303, headers=[("Location", quote(nxt, safe="/?=&:%-._~")), ("Set-Cookie", cookie)]
+    )
 
 
 def _count(raw: str | None, most: int) -> int:
