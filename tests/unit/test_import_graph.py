@@ -37,6 +37,8 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
     ("runner", frozenset({"runner", "sweep"})),
     # The offline world the backends' agents are given: the recorded web, the search stand-in.
     ("backends", frozenset({"backends", "web", "search"})),
+    # The harness's hand inside an episode (the model meter, faults), under the backends.
+    ("episode", frozenset({"episode"})),
     ("scoring", frozenset({"scoring"})),
     ("isolation", frozenset({"isolation"})),
     (
@@ -49,6 +51,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
                 "datasets",
                 "environ",
                 "errors",
+                "loopback",
                 "pricing",
                 "prompts",
                 "provenance",
