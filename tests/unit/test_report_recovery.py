@@ -93,7 +93,7 @@ def test_a_faulted_run_sits_beside_its_clean_pair_with_what_recovery_cost(
         env={"COLUMNS": "80"},
     )  # fmt: skip
     assert shown.returncode == 0, shown.stderr
-    assert "recovery under injected faults" in shown.stdout and "(14/20)" in shown.stdout
+    assert "Recovery under injected faults" in shown.stdout and "(14/20)" in shown.stdout
     number = [row.key for row in group.rows].index(cell.key) + 1
     assert f"#{number} recovery: recovery claim\n" in shown.stdout
 
