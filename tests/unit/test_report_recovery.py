@@ -13,6 +13,7 @@ import pytest
 
 from agent_benchmarks.records import ToolCall
 from agent_benchmarks.report.compare import compare_runs
+from agent_benchmarks.report.html import render_html
 from agent_benchmarks.report.load import load_runs
 from agent_benchmarks.report.markdown import render_markdown
 from agent_benchmarks.report.recovery import MIN_FIRED, MIN_FIRED_PER_TASK
@@ -160,3 +161,19 @@ def test_the_scoreboard_counts_no_progress_and_budget_endings_old_rows_included(
     shown = run_cli("agent-benchmarks", "compare", str(tmp_path / "r"))
     assert shown.returncode == 0, shown.stderr
     assert "#1 no progress: 1/10; budget 1" in shown.stdout
+
+
+def test_the_html_report_shows_the_recovery_table_and_each_attempts_fault(
+    tmp_path: Path,
+) -> None:
+    """The HTML report (templates over the column model) has the same recovery table as
+    the Markdown and the terminal, and each attempt of a faulted run says when it fired."""
+    faulted = {t: [fired(i < 7)] for i, t in enumerate(task_ids(10))}
+    clean = {t: [Attempt()] for t in task_ids(10)}
+    runs(tmp_path, faulted, clean)
+    loaded = load_runs([tmp_path / "faulted", tmp_path / "clean"])
+    page = render_html(compare_runs(loaded, resamples=200), loaded)
+    assert "<h3>Recovery under injected faults</h3>" in page
+    assert "70.0% (7/10)" in page and "engine-crash (call:2)" in page
+    assert page.count("fault engine-crash fired after call 2") == 10  # each faulted attempt
+    assert "no progress" in page  # the scoreboard's column

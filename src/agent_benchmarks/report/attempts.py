@@ -71,9 +71,10 @@ def episode_notes(row: PredictionRow) -> list[str]:
     fault = row.details.get("fault")
     if isinstance(fault, dict) and fault.get("kind") not in (None, "none"):
         if fault.get("fired"):
+            when = fault.get("fired_after_s")
             notes.append(
-                f"fault {fault['kind']} fired after call {fault.get('fired_at_call')} "
-                f"({fault.get('fired_after_s')} s in)"
+                f"fault {fault['kind']} fired after call {fault.get('fired_at_call')}"
+                + (f" ({when} s in)" if when is not None else "")
             )
         else:
             notes.append(f"fault {fault['kind']} did not fire: {fault.get('why', '')}")
