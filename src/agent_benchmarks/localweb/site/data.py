@@ -166,3 +166,12 @@ def confirmation_number(
     )
     digest = hashlib.sha256(canon.encode("utf-8")).hexdigest()
     return f"LW-{int(digest[:12], 16) % 10**8:08d}"
+
+
+# --- /account: the site's one member account (localweb/site/account.py) ---
+ACCOUNT_USERNAME = "ada"
+ACCOUNT_PASSWORD = "engine-1843"
+ACCOUNT_NAME = "Ada Lovelace"
+ACCOUNT_POINTS = 250  # loyalty points, on the profile page
+ACCOUNT_MEMBER_SINCE = "12 March 2024"
+WRONG_LOGIN = "Wrong username or password."

@@ -25,7 +25,7 @@ from urllib.parse import parse_qs, quote, urlsplit
 
 from agent_benchmarks.localweb.serving import BackgroundHTTPServer
 
-from . import data
+from . import account, data
 from .pages import Page, cart_total_cents, money, static_file
 
 DEFAULT_TASK = "default"
@@ -45,6 +45,9 @@ class Faults:
     that makes the same requests in the same order sees the same faults. ``hang_paths`` are
     site paths without the task prefix and without the query (e.g. ``"/api/deal"``); a hung
     response is delayed by ``hang_seconds`` and then served normally (or cut short by stop()).
+    ``task_latency_ms`` slows some tasks alone: (task id prefix, ms) pairs, each adding its
+    latency to every request of a task whose id starts with the prefix, but its static files
+    (the engine benchmark makes one configuration slower on purpose this way).
     """
 
     latency_ms: int = 0
@@ -55,10 +58,12 @@ class Faults:
     hang_rate: float = 0.0
     hang_seconds: float = 0.0
     late_modal_ms: int | None = None
+    task_latency_ms: tuple[tuple[str, int], ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["hang_paths"] = sorted(self.hang_paths)
+        d["task_latency_ms"] = dict(self.task_latency_ms)
         return d
 
     @classmethod
@@ -66,7 +71,16 @@ class Faults:
         d = dict(d)
         if "hang_paths" in d:
             d["hang_paths"] = frozenset(d["hang_paths"])
+        if "task_latency_ms" in d:
+            d["task_latency_ms"] = tuple(d["task_latency_ms"].items())
         return cls(**d)
+
+    def latency_of(self, task_id: str, site_path: str) -> int:
+        """The latency (ms) added to a request of ``task_id`` for ``site_path``."""
+        extra = 0
+        if not site_path.startswith("/static/"):
+            extra = sum(ms for prefix, ms in self.task_latency_ms if task_id.startswith(prefix))
+        return self.latency_ms + extra
 
 
 @dataclass(frozen=True)
@@ -102,6 +116,7 @@ class _TaskState:
     carts: dict[str, dict[str, int]] = field(default_factory=dict)  # session -> sku -> qty
     submissions: list[FormSubmission] = field(default_factory=list)
     rng: random.Random | None = None
+    accounts: account.AccountState = field(default_factory=account.AccountState)
 
 
 @dataclass
@@ -320,8 +335,9 @@ class _Handler(BaseHTTPRequestHandler):
             if session is None:
                 session = new_session = secrets.token_hex(8)
             faults = site.faults
-            if faults.latency_ms:
-                site._sleep(faults.latency_ms / 1000)
+            latency_ms = faults.latency_of(task_id, site_path)
+            if latency_ms:
+                site._sleep(latency_ms / 1000)
             r_err, r_hang = site._draw(task_id)
             if faults.hang_seconds > 0 and (
                 site_path in faults.hang_paths or r_hang < faults.hang_rate
@@ -429,6 +445,16 @@ class _Ctx:
         vals = parse_qs(self.query).get(name)
         return vals[0] if vals else None
 
+    def cookie(self, name: str) -> str | None:
+        return _parse_cookies(self.handler.headers.get_all("Cookie") or []).get(name)
+
+    def form(self) -> dict[str, str]:
+        return self.handler.read_body()
+
+    def accounts(self) -> account.AccountState:
+        with self.site._lock:
+            return self.site._state(self.task_id).accounts
+
 
 def _html(status: int, text: str) -> _Response:
     return _Response(status, text.encode("utf-8"))
@@ -501,8 +527,7 @@ def _route(ctx: _Ctx, path: str) -> _Response:
     if get and path == "/api/restock":
         return _json(200, {"text": data.DELAYED_TEXT})
     if get and path == "/api/offer":
-        cookies = _parse_cookies(ctx.handler.headers.get_all("Cookie") or [])
-        if cookies.get(CONSENT_COOKIE) != "accepted":
+        if ctx.cookie(CONSENT_COOKIE) != "accepted":
             return _json(200, {"consent": False, "text": None})
         return _json(200, {"consent": True, "text": data.OFFER_TEXT, "code": data.OFFER_CODE})
     if get and path == data.FAILING_PATH_500:
@@ -531,6 +556,9 @@ def _route(ctx: _Ctx, path: str) -> _Response:
             return _redirect(f"{ctx.root}/cart")
         if path == "/enquiry":
             return _enquiry_post(ctx)
+    if path == "/account" or path.startswith("/account/"):
+        reply = account.route(ctx, path)
+        return _Response(reply.status, reply.html.encode("utf-8"), headers=reply.headers)
     if get and path in ("/api/consent", "/cart/add", "/cart/clear"):
         return _Response(405, b"method not allowed", "text/plain", [("Allow", "POST")])
     if path.startswith("/api/"):
