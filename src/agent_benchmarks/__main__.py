@@ -1,5 +1,6 @@
 """``agent-benchmarks`` (also ``python -m agent_benchmarks``): the tool around the suites'
-own commands: list a selection's tasks, compare graded runs, audit a run for leaks.
+own commands: list a selection's tasks, compare graded runs, audit a run for leaks, run a
+sweep, and the engine benchmark.
 
 The top of the package, with :mod:`agent_benchmarks.commands`; nothing imports this module.
 """
@@ -73,6 +74,12 @@ def _sweep_command(argv: Sequence[str]) -> int:
     return sweep_command(argv)
 
 
+def _engine_command(argv: Sequence[str]) -> int:
+    from agent_benchmarks.commands.engine import engine_command
+
+    return engine_command(argv)
+
+
 def _leak_audit_command(argv: Sequence[str]) -> int:
     from agent_benchmarks.commands.report import leak_audit_command
 
@@ -87,6 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "compare": _compare_command,
         "leak-audit": _leak_audit_command,
         "sweep": _sweep_command,
+        "engine": _engine_command,
     }
     if not argv or argv[0] in ("-h", "--help") or argv[0] not in commands:
         print(
@@ -97,7 +105,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             "  compare RUN_DIR...    compare graded runs: scoreboard, evidence, eligibility\n"
             "  leak-audit RUN_DIR    flag tool calls that reached benchmark answers\n"
             "  sweep FILE            run a grid of runs (suite x stack x model x prompt) "
-            "through one executor, then compare them",
+            "through one executor, then compare them\n"
+            "  engine run|report|list   the engine benchmark: browser stacks timed on "
+            "scripted tasks, no model",
             file=sys.stderr if argv and argv[0] not in ("-h", "--help") else sys.stdout,
         )
         return 0 if argv and argv[0] in ("-h", "--help") else 2
