@@ -157,7 +157,6 @@ def _run_parser() -> argparse.ArgumentParser:
 def _run(argv: Sequence[str]) -> int:
     from agent_benchmarks.enginebench import bench
     from agent_benchmarks.enginebench.report import write_report
-    from agent_benchmarks.provenance import utc_stamp
 
     args = _run_parser().parse_args(argv)
     web, archive = None, None
@@ -168,7 +167,7 @@ def _run(argv: Sequence[str]) -> int:
     if args.pace < 0:
         raise InputError(f"--pace: 0 or more seconds, got {args.pace}")
     settings = bench.Settings(
-        out_dir=args.out_dir or Path("results") / "engine" / utc_stamp(),
+        out_dir=args.out_dir,
         tasks=args.tasks,
         configs=args.configs,
         slow=dict(args.slow),

@@ -24,9 +24,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -36,7 +39,7 @@ from typing import Any, Literal
 
 from agent_benchmarks.backends.lightpanda import bundled_binary, check_binary
 from agent_benchmarks.enginebench import configs as configurations
-from agent_benchmarks.enginebench import executions, mcp_client
+from agent_benchmarks.enginebench import executions, mcp_client, measure
 from agent_benchmarks.enginebench.configs import Configuration
 from agent_benchmarks.enginebench.executions import Context, Held, Outcome
 from agent_benchmarks.enginebench.meta import meta_record
@@ -45,18 +48,21 @@ from agent_benchmarks.errors import InputError
 from agent_benchmarks.localweb.session import RECORDED_SITE_PORT, reenacted
 from agent_benchmarks.localweb.site import Faults, LocalSite
 from agent_benchmarks.localweb.tasks import site_record
+from agent_benchmarks.provenance import utc_stamp
 from agent_benchmarks.redact import redact_argv
 from agent_benchmarks.web.archive import open_archive
 from agent_benchmarks.web.service import WebProxy, web_details
 
 MODES = ("cold", "warm")
 RAW = "raw.jsonl"
+SCRATCH_PREFIX = "ab-engine-"  # + its owner: short, as browsers' socket paths must be
+_STALE_SCRATCH = re.compile(rf"^{SCRATCH_PREFIX}(\d+-\d+)-")
 _MAX_ANSWER = 300
 
 
 @dataclass
 class Settings:
-    out_dir: Path
+    out_dir: Path | None  # None: results/engine/<UTC stamp>
     tasks: list[str]
     configs: list[str]
     slow: dict[str, int] = field(default_factory=dict)
@@ -115,18 +121,30 @@ def _site(settings: Settings, chosen: list[Configuration]) -> Iterator[LocalSite
         yield site
 
 
-def _open_output(out_dir: Path) -> Path:
-    """The run folder, made for this run alone (never one that exists: two runs never
-    write into one folder)."""
-    try:
-        out_dir.mkdir(parents=True)
-    except FileExistsError:
-        raise InputError(
-            f"--out-dir {out_dir}: already exists (a run writes a new folder)"
-        ) from None
-    except OSError as exc:
-        raise InputError(f"--out-dir {out_dir}: cannot make it ({exc.strerror})") from None
-    return out_dir / RAW
+def _open_output(out_dir: Path | None) -> Path:
+    """The run's folder, made for this run alone (two runs never write into one folder):
+    ``out_dir``, which must not exist, or ``results/engine/<UTC stamp>`` (``-2``, ``-3``...
+    when another run took that second); its raw.jsonl's path."""
+    if out_dir is not None:
+        try:
+            out_dir.mkdir(parents=True)
+        except FileExistsError:
+            raise InputError(
+                f"--out-dir {out_dir}: already exists (a run writes a new folder)"
+            ) from None
+        except OSError as exc:
+            raise InputError(f"--out-dir {out_dir}: cannot make it ({exc.strerror})") from None
+        return out_dir / RAW
+    base, taken = Path("results") / "engine" / utc_stamp(), 1
+    while True:
+        candidate = base if taken == 1 else base.with_name(f"{base.name}-{taken}")
+        try:
+            candidate.mkdir(parents=True)
+            return candidate / RAW
+        except FileExistsError:
+            taken += 1
+        except OSError as exc:
+            raise InputError(f"{candidate}: cannot make it ({exc.strerror})") from None
 
 
 class _Raw:
@@ -160,8 +178,47 @@ def _check_episodes(
                 raise InputError(f"the site's task id {longest!r} is over 64 characters")
 
 
+def _sweep(log) -> None:
+    """What runs killed before they could clean up left: their processes, cgroups and
+    scratch folders (each named for the process of its run)."""
+    swept = measure.sweep_stale()
+    temp = Path(tempfile.gettempdir())
+    for entry in temp.iterdir():
+        owned = _STALE_SCRATCH.match(entry.name)
+        if owned and entry.is_dir() and not measure.owner_alive(owned.group(1)):
+            shutil.rmtree(entry, ignore_errors=True)
+            swept += 1
+    if swept:
+        print(f"removed {swept} process(es), cgroup(s) and folder(s) of killed runs", file=log)
+
+
+@contextmanager
+def _interrupted_once() -> Iterator[None]:
+    """Ctrl-C stops the run, once: a terminal sends SIGINT to the whole group and ``uv run``
+    passes it on again, and a second KeyboardInterrupt would cut short the clean-up (held
+    browsers killed, cgroups and scratch removed) that the first one started."""
+
+    def stop(signum: int, frame: object) -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def run(settings: Settings, argv: list[str], log=sys.stderr) -> Path:
     """Run the benchmark; the path of its raw.jsonl."""
+    with _interrupted_once():
+        return _run(settings, argv, log)
+
+
+def _run(settings: Settings, argv: list[str], log) -> Path:
     if settings.runs < 1 or settings.warmup < 0:
         raise InputError("--runs must be at least 1 and --warmup at least 0")
     bad_modes = set(settings.modes) - set(MODES)
@@ -186,7 +243,8 @@ def run(settings: Settings, argv: list[str], log=sys.stderr) -> Path:
         proxy = WebProxy(settings.web, archive, nss_db=any(c.engine == "chromium" for c in chosen))
     raw_path = _open_output(settings.out_dir)
     raw = _Raw(raw_path)
-    scratch = Path(tempfile.mkdtemp(prefix="agent-benchmarks-engine-run-"))
+    _sweep(log)
+    scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{measure.OWNER}-"))
     try:
         with ExitStack() as stack:
             site = stack.enter_context(_site(settings, chosen))

@@ -88,11 +88,13 @@ def prepare(
     meter: Meter,
     folder: Path,
     lightpanda: str,
+    temp: Path,
     web: AttemptWeb | None = None,
     profile: Path | None = None,
 ) -> Launch:
-    """``engine`` made ready to start as a member of ``meter``, its files in ``folder``;
-    Chromium's profile ``profile`` (default: one in ``folder``)."""
+    """``engine`` made ready to start as a member of ``meter``, its files in ``folder``, its
+    TMPDIR a new folder in ``temp`` (short: the run's scratch); Chromium's profile
+    ``profile`` (default: one in ``folder``)."""
     folder.mkdir(parents=True, exist_ok=True)
     env = {**os.environ}
     if engine == LIGHTPANDA:
@@ -116,7 +118,7 @@ def prepare(
         if web is not None:
             argv += [f"--proxy-server={web.proxy_url}", f"--proxy-bypass-list={PROXY_LOOPBACK}"]
         env["HOME"] = str(home)
-    tmpdir = Path(tempfile.mkdtemp(prefix="agent-benchmarks-engine-"))
+    tmpdir = Path(tempfile.mkdtemp(prefix="t-", dir=temp))
     process = Prepared(argv, {**env, "TMPDIR": str(tmpdir)}, meter, folder, "engine")
     return Launch(engine, process, folder, profile, tmpdir)
 
@@ -156,10 +158,10 @@ def _endpoint(launch: Launch) -> str | None:
         return None
 
 
-def prepare_profile(folder: Path, meter: Meter) -> Path:
+def prepare_profile(folder: Path, meter: Meter, temp: Path) -> Path:
     """A Chromium profile made by one untimed launch, for the cold launches to reuse."""
     profile = folder / "profile"
-    launch = prepare(CHROMIUM, meter, folder, lightpanda="", profile=profile)
+    launch = prepare(CHROMIUM, meter, folder, lightpanda="", temp=temp, profile=profile)
     try:
         launch.start()
     finally:

@@ -64,7 +64,7 @@ class Context:
 
     lightpanda: str
     node: str
-    scratch: Path
+    scratch: Path  # the run's: short, in the system temp folder
     wait: str
     timeout_s: float
     sample_ms: int
@@ -99,7 +99,7 @@ class Context:
             meter = Meter()
             try:
                 folder = self.folder("profiles", config.slug)
-                self.profiles[config.name] = engines.prepare_profile(folder, meter)
+                self.profiles[config.name] = engines.prepare_profile(folder, meter, self.scratch)
             finally:
                 meter.close()
         return self.profiles[config.name]
@@ -138,7 +138,9 @@ def hold(ctx: Context, config: Configuration, task: EngineTask) -> Held | None:
     folder = ctx.folder("held", config.slug, task.name.replace(":", "-"))
     try:
         if config.kind == "cdp":
-            held.launch = engines.prepare(config.engine, meter, folder, ctx.lightpanda, web)
+            held.launch = engines.prepare(
+                config.engine, meter, folder, ctx.lightpanda, ctx.scratch, web
+            )
             held.endpoint_file = folder / "endpoint"
             held.endpoint_file.write_text(held.launch.start())
         else:
@@ -164,12 +166,18 @@ def _open_sessions(
     assert ctx.portal is not None
     server = ctx.stacks[config.server]
     specs = [
-        server.session_spec(meter, gate, folder / f"session{k}", web)
+        server.session_spec(meter, gate, folder / f"session{k}", ctx.scratch, web)
         for k in range(len(task.workers))
     ]
     for spec in specs:
         stack.callback(shutil.rmtree, spec.tmpdir, True)
-    return stack.enter_context(ctx.portal.wrap_async_context_manager(mcp_client.sessions(specs)))
+    opened = ctx.portal.wrap_async_context_manager(mcp_client.sessions(specs))
+    sessions = opened.__enter__()
+    # Closed as if nothing happened, whatever did: a KeyboardInterrupt handed on to the
+    # sessions' event loop would stop the loop itself (asyncio lets it through), and every
+    # other session on it with it.
+    stack.callback(opened.__exit__, None, None, None)
+    return sessions
 
 
 def execute(
@@ -288,7 +296,9 @@ def _cdp(
     try:
         with _cold_web(ctx) as (web, requests):
             profile = ctx.chromium_profile(config) if config.engine == CHROMIUM else None
-            launch = engines.prepare(config.engine, meter, folder, ctx.lightpanda, web, profile)
+            launch = engines.prepare(
+                config.engine, meter, folder, ctx.lightpanda, ctx.scratch, web, profile
+            )
             env["ENGINEBENCH_ENDPOINT_FILE"] = str(folder / "endpoint")
             driver = Prepared(argv, env, meter, folder, "driver")
             outcome, finished = _run_driver(ctx, meter, driver, launch)

@@ -79,12 +79,13 @@ class McpStack:
         return self.definition.programs(self.settings)
 
     def session_spec(
-        self, meter: Meter, gate: bool, folder: Path, web: AttemptWeb | None
+        self, meter: Meter, gate: bool, folder: Path, temp: Path, web: AttemptWeb | None
     ) -> SessionSpec:
-        """How to start one session of the server, its processes members of ``meter``."""
+        """How to start one session of the server, its processes members of ``meter``, its
+        TMPDIR a new folder in ``temp`` (short: browsers put sockets there)."""
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "home").mkdir(exist_ok=True)
-        tmpdir = Path(tempfile.mkdtemp(prefix="agent-benchmarks-engine-"))
+        tmpdir = Path(tempfile.mkdtemp(prefix="t-", dir=temp))
         entry = self.definition.server(self.settings, folder, tmpdir)
         if web is not None:
             assert self.definition.route_web is not None

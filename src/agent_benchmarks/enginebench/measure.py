@@ -23,6 +23,7 @@ what escaped both the cgroup and the tree is still killed when the meter closes.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import signal
 import threading
@@ -35,6 +36,8 @@ from pathlib import Path
 
 from agent_benchmarks.isolation.process import MARKER_ENV, kill_strays
 
+MARKER_PREFIX = "engine-"
+_STALE = re.compile(r"^agent-benchmarks-engine-(\d+-\d+)-[0-9a-f]{16}$")
 CGROUP_V1 = "cgroup-v1"
 CGROUP_V2 = "cgroup-v2"
 TREE = "process-tree"  # no cgroup: the descendants of the execution's processes
@@ -116,7 +119,8 @@ class Meter:
     """The processes of one execution, or of one held engine and the executions on it."""
 
     def __init__(self) -> None:
-        self.marker = f"engine-{uuid.uuid4().hex}"
+        # Its owner in it: a later run sweeps what a killed one left (sweep_stale).
+        self.marker = f"{MARKER_PREFIX}{OWNER}-{uuid.uuid4().hex[:16]}"
         self.roots: list[int] = []  # without a cgroup: the processes whose trees we measure
         self._folders: list[Path] = []
         self._peak_fd: int | None = None
@@ -163,10 +167,7 @@ class Meter:
     # --- reading it ----------------------------------------------------------------------
     def members(self) -> set[int]:
         if self.method != TREE:
-            try:
-                return {int(p) for p in (self._memory / "cgroup.procs").read_text().split()}
-            except OSError:
-                return set()
+            return set(_procs(self._memory))
         import psutil  # the fallback alone needs it
 
         pids: set[int] = set()
@@ -222,6 +223,10 @@ class Meter:
             for pid in pids:
                 with suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
+                # A child of ours stays a member until it is reaped (an interrupted
+                # execution's driver was never waited for).
+                with suppress(ChildProcessError):
+                    os.waitpid(pid, os.WNOHANG)
             time.sleep(0.01)
         kill_strays(self.marker)
 
@@ -243,6 +248,69 @@ class Meter:
                         break
                     time.sleep(0.01)
         self._folders = []
+
+
+def _started(pid: int) -> int | None:
+    """When ``pid`` started, in clock ticks since boot (None: no such process)."""
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+# This process, as the names of what it makes carry it: its pid and its start, so that a
+# pid taken again by another process is not mistaken for it.
+OWNER = f"{os.getpid()}-{_started(os.getpid())}"
+
+
+def owner_alive(owner: str) -> bool:
+    """Whether the process ``owner`` (``PID-START``) still runs."""
+    pid, _, started = owner.partition("-")
+    return pid.isdigit() and str(_started(int(pid))) == started
+
+
+def sweep_stale() -> int:
+    """Kill and remove what runs that were killed left (SIGKILL gives them no chance to):
+    their meters' cgroups with every member, and processes carrying their marker. The
+    number of cgroups and processes swept."""
+    swept = 0
+    found = _hierarchies()
+    for parent in dict.fromkeys([found.memory, found.cpu] if found else []):
+        for entry in parent.iterdir():
+            owned = _STALE.match(entry.name)
+            if owned is None or owner_alive(owned.group(1)):
+                continue
+            while pids := _procs(entry):
+                for pid in pids:
+                    with suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+                time.sleep(0.01)
+            with suppress(OSError):
+                entry.rmdir()
+                swept += 1
+    prefix = f"{MARKER_ENV}={MARKER_PREFIX}".encode()
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = Path(f"/proc/{entry.name}/environ").read_bytes()
+        except OSError:
+            continue
+        for variable in environ.split(b"\0"):
+            if variable.startswith(prefix):
+                owner = "-".join(variable[len(prefix) :].decode(errors="replace").split("-")[:2])
+                if not owner_alive(owner):
+                    with suppress(ProcessLookupError):
+                        os.kill(int(entry.name), signal.SIGKILL)
+                        swept += 1
+    return swept
+
+
+def _procs(folder: Path) -> list[int]:
+    try:
+        return [int(p) for p in (folder / "cgroup.procs").read_text().split()]
+    except OSError:
+        return []
 
 
 def wait_stopped(pid: int, timeout_s: float = 30.0) -> None:
