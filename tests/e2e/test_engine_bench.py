@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from agent_benchmarks.enginebench.configs import ALL
-from agent_benchmarks.enginebench.report import load, summarise
+from agent_benchmarks.enginebench.raw import load
+from agent_benchmarks.enginebench.report import summarise
 from tests.e2e.offline import offline_argv
 from tests.support import REPO, chromium_binary
 

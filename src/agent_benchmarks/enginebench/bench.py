@@ -43,17 +43,17 @@ from agent_benchmarks.enginebench import executions, mcp_client, measure
 from agent_benchmarks.enginebench.configs import Configuration
 from agent_benchmarks.enginebench.executions import Context, Held, Outcome
 from agent_benchmarks.enginebench.meta import meta_record
+from agent_benchmarks.enginebench.raw import MODES
 from agent_benchmarks.enginebench.tasks import EngineTask, resolve_tasks
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.localweb.session import RECORDED_SITE_PORT, reenacted
 from agent_benchmarks.localweb.site import Faults, LocalSite
 from agent_benchmarks.localweb.tasks import site_record
-from agent_benchmarks.provenance import utc_stamp
+from agent_benchmarks.provenance import utc_now, utc_stamp
 from agent_benchmarks.redact import redact_argv
 from agent_benchmarks.web.archive import open_archive
 from agent_benchmarks.web.service import WebProxy, web_details
 
-MODES = ("cold", "warm")
 RAW = "raw.jsonl"
 SCRATCH_PREFIX = "ab-engine-"  # + its owner: short, as browsers' socket paths must be
 _STALE_SCRATCH = re.compile(rf"^{SCRATCH_PREFIX}(\d+-\d+)-")
@@ -390,6 +390,7 @@ def _record(
         "rotation": rotation,
         "warmup": rotation < settings.warmup,
         "episode": episode,
+        "ts": utc_now(),  # when it ended: drift over a session shows in these
         "ok": ok,
         # A discarded execution is counted, never timed.
         "ms": outcome.ms if ok else None,

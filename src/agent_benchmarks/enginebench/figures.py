@@ -18,7 +18,7 @@ import matplotlib
 matplotlib.use("Agg")  # files only, before pyplot is imported
 import matplotlib.pyplot as plt
 
-from agent_benchmarks.enginebench.report import MODES, Raw, figure_name
+from agent_benchmarks.enginebench.raw import MODES, Raw
 
 _STYLE = {
     "svg.fonttype": "none",
@@ -30,6 +30,18 @@ _STYLE = {
 }
 _LIGHTPANDA, _CHROMIUM = "#2a78d6", "#8a897f"
 _SAVE = {"format": "svg", "metadata": {"Date": None, "Creator": None}, "bbox_inches": "tight"}
+
+
+def memory_key(rows: list[dict[str, Any]]) -> tuple[str, str]:
+    """The memory figure to show, and its label: the kernel's peak where the run had
+    cgroups, else the sampled PSS."""
+    if any(r.get("cgroup_peak_mb") is not None for r in rows):
+        return "cgroup_peak_mb", "peak memory (cgroup), MB"
+    return "peak_pss_mb", "peak PSS (sampled), MB"
+
+
+def figure_name(task: str) -> str:
+    return task.replace(":", "-") + ".svg"
 
 
 def _colour(config: str) -> str:
@@ -88,10 +100,7 @@ def _draw_task(raw: Raw, task: str, title: str, folder: Path) -> bool:
 
 
 def _draw_memory(raw: Raw, rows: list[dict[str, Any]], folder: Path) -> bool:
-    """The kernel's peak where the run had cgroups, else the sampled PSS."""
-    key, label = "cgroup_peak_mb", "peak memory (cgroup), MB"
-    if not any(r.get(key) is not None for r in rows):
-        key, label = "peak_pss_mb", "peak PSS (sampled), MB"
+    key, label = memory_key(rows)
     cold = [r for r in rows if r["mode"] == "cold" and r.get(key) is not None]
     if not cold:
         return False

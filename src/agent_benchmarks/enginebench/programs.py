@@ -174,7 +174,9 @@ def readings(task: EngineTask, reads: Any) -> list[str]:
     texts = []
     for steps, got in zip(task.workers, reads, strict=True):
         kinds = [s for s in steps if isinstance(s, (Read, ReadHtml))]
-        if not isinstance(got, list) or len(got) != len(kinds):
+        if not isinstance(got, list):
+            raise ValueError(f"a worker's reads are not a list: {got!r:.80}")
+        if len(got) != len(kinds):
             raise ValueError(f"a worker read {len(got)} elements, its steps read {len(kinds)}")
         for step, html in zip(kinds, got, strict=True):
             text = str(html)

@@ -18,48 +18,14 @@ import json
 import math
 import statistics
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_benchmarks.errors import InputError
+from agent_benchmarks.enginebench.figures import draw_all, figure_name, memory_key
+from agent_benchmarks.enginebench.raw import MODES, Raw, load
 
 REPORT_SCHEMA = "agent-benchmarks/engine-report/1"
-MODES = ("cold", "warm")
 FIGURES = "figures"
-
-
-@dataclass(frozen=True)
-class Raw:
-    meta: dict[str, Any]
-    executions: list[dict[str, Any]]
-    given_up: list[dict[str, Any]]
-
-
-def load(path: Path) -> Raw:
-    """A run's raw.jsonl (or the folder holding it); one clear error for anything else. A
-    torn last line (the run was killed mid-write) is left out."""
-    if path.is_dir():
-        path = path / "raw.jsonl"
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read it ({exc.strerror})") from None
-    records = []
-    for number, line in enumerate(lines, start=1):
-        try:
-            records.append(json.loads(line))
-        except ValueError:
-            if number == len(lines):
-                break
-            raise InputError(f"{path}:{number}: not a JSON line") from None
-    if not records or records[0].get("kind") != "meta":
-        raise InputError(f"{path}: not an engine benchmark's raw.jsonl (no meta record first)")
-    return Raw(
-        meta=records[0],
-        executions=[r for r in records if r.get("kind") == "execution"],
-        given_up=[r for r in records if r.get("kind") == "given_up"],
-    )
 
 
 def _quartiles(values: list[float]) -> tuple[float, float, float]:
@@ -293,6 +259,23 @@ def _validity(rows: list[dict[str, Any]], configs: list[str], tasks: list[str]) 
     return lines
 
 
+def _overview(rows: list[dict[str, Any]], configs: list[str], tasks: list[str], key: str,
+              digits: int) -> list[str]:  # fmt: skip
+    """One line per configuration, a cold and a warm column per task: ``key``'s value."""
+    head = [f"`{t}` {m}" for t in tasks for m in MODES]
+    lines = ["| configuration | " + " | ".join(head) + " |", "|---|" + "---:|" * len(head)]
+    for config in configs:
+        cells = []
+        for task in tasks:
+            for mode in MODES:
+                found = [
+                    r for r in rows if (r["config"], r["task"], r["mode"]) == (config, task, mode)
+                ]
+                cells.append(_cell(found[0].get(key), digits) if found else "–")
+        lines.append(f"| `{config}` | " + " | ".join(cells) + " |")
+    return lines
+
+
 def report_markdown(raw: Raw, rows: list[dict[str, Any]], figures: list[str]) -> str:
     meta, settings = raw.meta, raw.meta["settings"]
     configs = [c["name"] for c in meta["configurations"]]
@@ -321,6 +304,17 @@ def report_markdown(raw: Raw, rows: list[dict[str, Any]], figures: list[str]) ->
         "",
         *_programs_lines(meta),
         "",
+        "## Overview",
+        "",
+        "Median milliseconds of the valid measured executions (– where none):",
+        "",
+        *_overview(rows, configs, tasks, "median_ms", 0),
+        "",
+        "Median peak memory of the whole process tree, MB (the cgroup's; the sampled PSS "
+        "where there was no cgroup):",
+        "",
+        *_overview(rows, configs, tasks, memory_key(rows)[0], 0),
+        "",
         "## Validity",
         "",
         "A configuration passes on a task when at least "
@@ -332,7 +326,7 @@ def report_markdown(raw: Raw, rows: list[dict[str, Any]], figures: list[str]) ->
     for task in meta["tasks"]:
         lines += ["", f"## `{task['name']}`: {task['title']}", ""]
         lines.append(
-            f"{task['page_loads']} page loads over {task['workers']} worker(s); "
+            f"{task['page_loads']} navigations over {task['workers']} worker(s); "
             f"contract: {'; '.join(task['contract'][:3])}"
             + (f" and {len(task['contract']) - 3} more" if len(task["contract"]) > 3 else "")
             + "."
@@ -361,20 +355,14 @@ def report_markdown(raw: Raw, rows: list[dict[str, Any]], figures: list[str]) ->
     return "\n".join(lines) + "\n"
 
 
-def figure_name(task: str) -> str:
-    return task.replace(":", "-") + ".svg"
-
-
 def write_report(raw_path: Path, out_dir: Path | None = None) -> Path:
     """Write report.json, report.md and figures/ for the run at ``raw_path`` (a raw.jsonl or
     its folder) into ``out_dir`` (default: beside the raw file); the Markdown's path."""
-    from agent_benchmarks.enginebench import figures
-
     raw = load(raw_path)
     folder = out_dir or (raw_path if raw_path.is_dir() else raw_path.parent)
     rows = summarise(raw)
     (folder / FIGURES).mkdir(parents=True, exist_ok=True)
-    drawn = figures.draw_all(raw, rows, folder / FIGURES)
+    drawn = draw_all(raw, rows, folder / FIGURES)
     (folder / "report.json").write_text(
         json.dumps(report_json(raw, rows), indent=2, sort_keys=True) + "\n", encoding="utf-8"
     )
