@@ -135,7 +135,7 @@ def meta_record(
     commit, dirty = git_state()
     drivers = {
         name: _sha256(programs.driver_file(name).read_text())
-        for name in ("puppeteer.mjs", "playwright.mjs", "playwright_py.py")
+        for name in ("program.mjs", "puppeteer.mjs", "playwright.mjs", "playwright_py.py")
     }
     return {
         "kind": "meta",

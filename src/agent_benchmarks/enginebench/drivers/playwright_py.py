@@ -1,9 +1,10 @@
 """The engine benchmark's Playwright-for-Python driver (``playwright`` in uv.lock).
 
-The same program as drivers/puppeteer.mjs (see there), through Playwright's Python API
+The program drivers/program.mjs runs for the Node drivers, through Playwright's Python API
 (async, so that the workers run at once): connect_over_cdp to the browser the harness
-launched, a connection, fresh context and page per worker; prints {"reads": [[...], ...]}. Run by
-the harness's own Python, which pays its interpreter's start as the Node drivers pay Node's.
+launched, a connection, fresh context and page per worker; prints {"reads": [[...], ...]}.
+Run by the harness's own Python, which pays its interpreter's start as the Node drivers pay
+Node's.
 """
 
 import asyncio
