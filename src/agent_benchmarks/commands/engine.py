@@ -63,7 +63,7 @@ def _run_parser() -> argparse.ArgumentParser:
         "--tasks",
         type=_names,
         default=list(tasks.DEFAULT_TASKS),
-        help="login, crawl, localweb:<id> (default: %(default)s)",
+        help="login, crawl, localweb:<id> (default: " + ", ".join(tasks.DEFAULT_TASKS) + ")",
     )
     parser.add_argument(
         "--configs",
@@ -83,7 +83,9 @@ def _run_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--modes", type=_names, default=list(bench.MODES), help="cold, warm or both (default: both)"
     )
-    parser.add_argument("--runs", type=positive_int, default=10, help="measured rotations")
+    parser.add_argument(
+        "--runs", type=positive_int, default=10, help="measured rotations (default: 10)"
+    )
     parser.add_argument(
         "--warmup",
         type=non_negative_int,
