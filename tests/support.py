@@ -184,10 +184,46 @@ def chromium_binary() -> str:
     return str(CHROMIUM)
 
 
+class RunningTest:
+    """The test being run, and the time its commands may take (conftest's autouse fixture
+    resets it for each test)."""
+
+    item: pytest.Item | None = None
+    commands_s = 0.0
+
+
+def time_limit(item: pytest.Item) -> float:
+    """The test's own time limit: its ``timeout`` mark, else the suite's (pytest-timeout)."""
+    mark = item.get_closest_marker("timeout")
+    if mark is not None and mark.args:
+        return float(mark.args[0])
+    return float(item.config.getini("timeout") or 0)
+
+
+def check_time_limit(command: str, timeout: float | None) -> None:
+    """A test's time limit covers the commands it runs: if its commands' own timeouts add
+    up to more, a slow machine gets the test killed by pytest mid-command, without the
+    command's clean-up or output, where the command should have ended on its own timeout.
+    The sum is of the timeouts as written, so the check does not depend on the machine's
+    load: such a test fails at once, naming the mark to raise."""
+    item = RunningTest.item
+    if item is None or timeout is None:
+        return
+    RunningTest.commands_s += timeout
+    limit = time_limit(item)
+    if limit and RunningTest.commands_s > limit:
+        pytest.fail(
+            f"{item.nodeid} runs commands that may take {RunningTest.commands_s:g}s "
+            f"(the last, {command}, {timeout:g}s) under a time limit of {limit:g}s: raise "
+            "its @pytest.mark.timeout to cover them"
+        )
+
+
 def run_cli(
-    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None, timeout: float = 120
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None, timeout: float = 60
 ):
     """Run one of the package's console scripts for real, as a user would."""
+    check_time_limit(args[0], timeout)
     script = Path(sys.executable).parent / args[0]
     full_env = {**os.environ, **(env or {})}
     return subprocess.run(
@@ -198,6 +234,55 @@ def run_cli(
         cwd=cwd or REPO,
         timeout=timeout,
     )
+
+
+# Each command of start_at_once: says it is ready, waits for the gate to open, then becomes
+# the console script (exec: the same pid, so a lock's holder is the pid the test knows).
+_GATE = (
+    "import os, sys\n"
+    "go, ready = int(sys.argv[1]), int(sys.argv[2])\n"
+    "os.write(ready, b'.'); os.close(ready)\n"
+    "os.read(go, 1); os.close(go)\n"
+    "os.execv(sys.argv[3], sys.argv[3:])\n"
+)
+
+
+def start_at_once(
+    commands: list[list[str]], cwd: Path, env: dict[str, str] | None = None
+) -> list[subprocess.Popen[str]]:
+    """Start console-script commands at one instant: each is started and waits at a barrier
+    (a pipe) until all are ready, then the pipe is closed and all of them go on together."""
+    go_read, go_write = os.pipe()
+    ready_read, ready_write = os.pipe()
+    full_env = {**os.environ, **(env or {})}
+    procs = []
+    try:
+        for args in commands:
+            script = Path(sys.executable).parent / args[0]
+            gate = [sys.executable, "-c", _GATE, str(go_read), str(ready_write)]
+            procs.append(
+                subprocess.Popen(
+                    [*gate, str(script), *args[1:]],
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                    env=full_env,
+                    cwd=cwd,
+                    pass_fds=(go_read, ready_write),
+                )
+            )
+        os.close(ready_write)
+        ready_write = -1
+        got = 0
+        while got < len(procs):
+            chunk = os.read(ready_read, len(procs))
+            assert chunk, "a command exited before reaching the barrier"
+            got += len(chunk)
+    finally:
+        for fd in (go_read, ready_read, ready_write, go_write):
+            if fd >= 0:
+                os.close(fd)  # go_write last: every command goes on now
+    return procs
 
 
 def left_running(run_dir: Path) -> list[str]:
@@ -214,6 +299,38 @@ def left_running(run_dir: Path) -> list[str]:
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             continue
     return found
+
+
+def run_processes(*run_dirs: Path) -> list[psutil.Process]:
+    """The live processes of these runs' attempts, wherever they run on this machine:
+    those whose attempt marker starts with a run's key (the engine's markers do)."""
+    from agent_benchmarks.isolation.process import MARKER_ENV
+    from agent_benchmarks.isolation.scratch import run_key
+
+    keys = tuple(f"{run_key(run_dir)}-" for run_dir in run_dirs)
+    found = []
+    for proc in psutil.process_iter(["environ", "status"]):
+        try:
+            if proc.info["status"] == psutil.STATUS_ZOMBIE:
+                continue
+            if (proc.info["environ"] or {}).get(MARKER_ENV, "").startswith(keys):
+                found.append(proc)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    return found
+
+
+def run_cgroups(run_dir: Path) -> list[Path]:
+    """The attempts' memory cgroups of a run still on this machine."""
+    from agent_benchmarks.isolation.scratch import run_key
+
+    name = f"agent-benchmarks-{run_key(run_dir)}-"
+    return [
+        Path(root, folder)
+        for root, folders, _ in os.walk("/sys/fs/cgroup")
+        for folder in folders
+        if folder.startswith(name)
+    ]
 
 
 def gaia_mcp_run(

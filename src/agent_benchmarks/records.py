@@ -13,6 +13,7 @@ error rather than a code-review catch.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -101,6 +102,12 @@ class ToolCall(_Record):
     result_bytes: int | None = None
     # The text the tool returned (truncated by the backend); the WebBench judge reads it.
     output: str | None = None
+    # The reply's size as the model got it, before any truncation above: characters, and
+    # tokens (the provider's count where its per-call usage isolates the reply, else
+    # characters / 4 with ``output_tokens_estimated`` true). None in rows from before.
+    output_chars: int | None = None
+    output_tokens: int | None = None
+    output_tokens_estimated: bool | None = None
 
 
 class Usage(_Record):
@@ -122,6 +129,59 @@ class Usage(_Record):
             + self.cache_write_tokens
             + self.output_tokens
         )
+
+
+class RoleUse(_Record):
+    """What one role's processes (the engine, the agent, the MCP server) used in one
+    attempt: sampled (isolation/resources.py)."""
+
+    peak_pss_bytes: int = 0  # the largest sum of the role's PSS in one sample
+    cpu_user_s: float = 0.0
+    cpu_system_s: float = 0.0
+    processes: int = 0  # distinct processes seen
+    programs: list[str] = Field(default_factory=list)  # their executables' names
+    note: str | None = None  # what a shared role holds (engine+agent: one process)
+
+    @property
+    def cpu_s(self) -> float:
+        return self.cpu_user_s + self.cpu_system_s
+
+
+class Fetched(_Record):
+    """What the browser fetched in one attempt, where something saw its requests (the
+    recording proxy, the localweb site's request log); else ``not_measured`` says why and
+    the counts are None, never zero."""
+
+    source: str | None = None
+    requests: int | None = None
+    bytes: int | None = None  # response bodies
+    pages: int | None = None  # HTML documents answered (2xx)
+    not_measured: str | None = None
+
+
+class ResourceUse(_Record):
+    """What one attempt cost the machine (isolation/resources.py says how each figure is
+    measured). A figure that is None was not measured."""
+
+    # The attempt's processes together: its cgroup's own peak (peak_source names the
+    # counter) where it has one, else the largest PSS sum of one sample.
+    peak_bytes: int | None = None
+    peak_source: str | None = None
+    pss_peak_bytes: int | None = None  # the largest PSS sum of one sample, always sampled
+    cpu_user_s: float | None = None
+    cpu_system_s: float | None = None
+    roles: dict[str, RoleUse] = Field(default_factory=dict)
+    samples: int = 0
+    interval_s: float | None = None
+    sampler_cpu_s: float | None = None  # the sampler's own CPU time in this attempt
+    machine: str | None = None  # the kind of machine it ran on (Machine.kind)
+    fetched: Fetched | None = None
+
+    @property
+    def cpu_s(self) -> float | None:
+        if self.cpu_user_s is None or self.cpu_system_s is None:
+            return None
+        return self.cpu_user_s + self.cpu_system_s
 
 
 class PredictionRow(SuiteFields):
@@ -148,10 +208,20 @@ class PredictionRow(SuiteFields):
     # Backend-specific facts that do not fit above (answer extraction, attachments handling,
     # permission denials, ...). Kept as data so graders and reports can show them.
     details: dict[str, Any] = Field(default_factory=dict)
+    # What the attempt cost the machine; None in rows from before it was measured.
+    resources: ResourceUse | None = None
 
     @property
     def is_infra_failure(self) -> bool:
         return self.status in INFRA_STATUSES
+
+    @model_serializer(mode="wrap")
+    def _leave_out_unmeasured(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # A row without resource figures is written as rows were before they existed.
+        data = handler(self)
+        if data.get("resources", 0) is None:
+            del data["resources"]
+        return data
 
 
 class DatasetSource(_Record):
@@ -187,6 +257,27 @@ class RunSession(_Record):
     git_dirty: bool | None = None
 
 
+class Machine(_Record):
+    """The machine a run's attempts ran on. Resource figures (memory, CPU time, and wall
+    time with them) compare only between machines of one kind: the same CPU model, cores,
+    memory and kernel."""
+
+    cpu_model: str
+    cores: int
+    memory_bytes: int
+    kernel: str
+
+    @property
+    def kind(self) -> str:
+        gib = self.memory_bytes / (1 << 30)
+        return f"{self.cpu_model}, {self.cores} cores, {gib:.0f} GiB, Linux {self.kernel}"
+
+    @property
+    def kind_id(self) -> str:
+        """A short name of :attr:`kind`, which each row's resources carry."""
+        return hashlib.sha256(self.kind.encode()).hexdigest()[:12]
+
+
 class Manifest(_Record):
     """``manifest.json``: the provenance of a run, written beside its predictions."""
 
@@ -215,14 +306,18 @@ class Manifest(_Record):
     # The run spec (agent_benchmarks.spec.RunSpec) the run started from, as built from its
     # command line or sweep cell; None for runs from before it was stored.
     spec: dict[str, Any] | None = None
+    # The machine its attempts ran on (the driver, on a cluster: its rows name each node's
+    # kind); None for runs from before it was recorded.
+    machine: Machine | None = None
 
     @model_serializer(mode="wrap")
     def _leave_out_no_spec(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # A run from before the spec was stored writes what it wrote then (its scores.json
-        # embeds this record byte for byte).
+        # A run from before the spec (or the machine) was stored writes what it wrote then
+        # (its scores.json embeds this record byte for byte).
         data = handler(self)
-        if data.get("spec", 0) is None:
-            del data["spec"]
+        for name in ("spec", "machine"):
+            if data.get(name, 0) is None:
+                del data[name]
         return data
 
 

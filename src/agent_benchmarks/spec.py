@@ -127,6 +127,9 @@ class ExecutorSpec(BaseModel):
     service_host: str = "127.0.0.1"
 
 
+# How often an attempt's processes are sampled for memory and CPU unless told otherwise.
+DEFAULT_RESOURCE_SAMPLE_MS = 200
+
 # The shared fields that define what a run measures: fixed once a run starts (a resume
 # takes them from the manifest; typed again, they must hold the same values).
 RUN_FIELDS = (
@@ -145,6 +148,7 @@ RUN_FIELDS = (
     "scripted_model",
     "web",
     "web_archive",
+    "resource_sample_ms",
 )
 
 
@@ -185,6 +189,12 @@ class RunSpec(BaseModel):
     # WARC archive folder web_archive (absolute); None is live.
     web: Literal["live", "record", "replay"] | None = None
     web_archive: str | None = None
+    # CA certificate files (absolute) the recording proxy trusts beside the system's (a
+    # local site's own test CA): which sites this session records, not what the run is.
+    web_trust: list[str] = Field(default_factory=list)
+    # How often each attempt's processes are sampled for their memory and CPU, in ms (0:
+    # not measured; None: the default, or for a run from before it existed, not measured).
+    resource_sample_ms: int | None = Field(None, ge=0)
 
     # The backend's, the suite's and the grader's own fields, by name (their Options).
     backend: dict[str, Any] = Field(default_factory=dict)
@@ -193,6 +203,9 @@ class RunSpec(BaseModel):
 
     # How this invocation runs it (not part of what is measured).
     workers: int = Field(1, ge=1)
+    # --workers auto: the pool sized from this machine and the stack's measured peak
+    # (runner/autosize.py); ``workers`` then holds the size chosen.
+    workers_auto: bool = False
     executor: ExecutorSpec = Field(default_factory=ExecutorSpec)
     grade: bool = True
     out_dir: Path | None = None

@@ -4,6 +4,8 @@ API, streamed, with the MCP tools in a namespace as Codex offers them)."""
 
 from __future__ import annotations
 
+import socket
+import time
 from pathlib import Path
 
 import pytest
@@ -22,6 +24,7 @@ from tests.support import left_running, no_api_keys, read_rows, run_cli
 pytestmark = pytest.mark.e2e
 
 
+@pytest.mark.timeout(1000)  # covers the commands it runs (their timeouts)
 @pytest.mark.parametrize("backend", ["lightpanda", "playwright"])
 def test_codex_reaches_every_localweb_postcondition(backend: str, tmp_path: Path) -> None:
     run_dir = tmp_path / backend
@@ -37,6 +40,8 @@ def test_codex_reaches_every_localweb_postcondition(backend: str, tmp_path: Path
     assert {r.backend for r in rows} == {f"codex-mcp/{backend}"}
     assert all(r.status == "ok" and not r.details["contaminated"] for r in rows)
     assert all(c.name.startswith("mcp__browser__") for r in rows for c in r.trace)
+    # each call's latency, as Codex measured it (its rollout's duration of the MCP call)
+    assert all(c.latency_ms is not None and c.latency_ms >= 0 for r in rows for c in r.trace)
     # Codex's usage is read from its turn events: exact, cached input apart
     assert all(r.usage.turns == 1 and r.usage.output_tokens > 0 for r in rows)
     assert all(r.usage.cache_read_tokens > 0 and not r.usage.estimated for r in rows)
@@ -97,11 +102,16 @@ def test_codex_refuses_what_is_outside_the_surface_and_the_audit_lists_it(
     assert row.status == "ok" and row.prediction == "3"
     refused = [c["name"] for c in row.details["refused_calls"]]
     # the shell, the image viewer and the excluded tool are not offered: Codex refused them
-    # (nothing ran), and its log is where they are found
+    # (nothing ran), and its rollout is where they are found, with what they tried
     assert refused == ["exec_command", "view_image", "mcp__browser__screenshot", "no_such_tool"]
+    assert row.details["refused_calls"][0]["args"] == {"cmd": "cat /etc/passwd"}
     assert row.details["contaminated"] is False and row.details["foreign_calls"] == []
-    # the resource listing Codex always offers ran, and is in the trace
-    assert row.trace[0].name == "mcp__codex__list_mcp_resources"
+    # the trace has every call in the order the model made it: the refused shell call
+    # first, with its command; the resource listing Codex always offers ran, last
+    assert [c.name for c in row.trace] == [*refused, "mcp__codex__list_mcp_resources"]
+    assert row.trace[0].args == {"cmd": "cat /etc/passwd"} and row.trace[0].error
+    assert row.trace[1].args == {"path": "/etc/hostname"}
+    assert [c.latency_ms is None for c in row.trace] == [True] * 4 + [False]
     assert offered is not None
     assert "mcp__browser__goto" in offered.tool_names
     assert not {"exec_command", "view_image", "mcp__browser__screenshot"} & set(offered.tool_names)
@@ -112,6 +122,33 @@ def test_codex_refuses_what_is_outside_the_surface_and_the_audit_lists_it(
     assert not left_running(run_dir)
 
 
+def test_a_model_endpoint_nothing_answers_on_fails_the_attempt_in_seconds(
+    gaia_file: Path, tmp_path: Path
+) -> None:
+    # Codex retried the stream for minutes (5 to 80 s apart), so the attempt sat until its
+    # timeout; now it ends within seconds, an infrastructure error that resume retries.
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))  # bound, never listening: connections are refused
+        port = unused.getsockname()[1]
+        run_dir = tmp_path / "run"
+        started = time.monotonic()
+        proc = run_cli(
+            "gaia-mcp-run", "--agent", "codex", "--backend", "lightpanda",
+            "--dataset-file", str(gaia_file), "--task-ids", "g1-plain", "--model", "gpt-x",
+            "--base-url", f"http://127.0.0.1:{port}/v1", "--timeout", "120", "--no-grade",
+            "--out-dir", str(run_dir), env={"OPENAI_API_KEY": API_KEY}, timeout=300,
+        )  # fmt: skip
+        took = time.monotonic() - started
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    (row,) = read_rows(run_dir)
+    assert (row.status, row.error_class) == ("error", "model_api"), (row.error, row.stderr_tail)
+    assert row.is_infra_failure and not row.timed_out
+    assert row.duration_s < 10, row.duration_s
+    assert took < 60, took  # the whole command, start-up and all
+    assert not left_running(run_dir)
+
+
+@pytest.mark.timeout(700)  # covers the commands it runs (their timeouts)
 def test_a_server_that_cannot_start_is_refused_up_front_or_an_mcp_server_error(
     gaia_file: Path, tmp_path: Path
 ) -> None:

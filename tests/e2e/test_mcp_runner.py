@@ -14,6 +14,7 @@ from agent_benchmarks.localweb.models import (
     Fault,
     FinalAnswer,
     ScriptedModelServer,
+    ScriptedPolicy,
     StepPolicy,
     call,
 )
@@ -47,6 +48,7 @@ EXPECTED_FAILURES: dict[str, dict[str, str]] = {
 STACK_FLAGS = {"cli-agent-browser": ["--backend", "cli", "--cli", "agent-browser"]}
 
 
+@pytest.mark.timeout(1000)  # covers the commands it runs (their timeouts)
 @pytest.mark.parametrize("backend", sorted(EXPECTED_FAILURES))
 def test_localweb_end_to_end_on_each_backend(backend: str, tmp_path: Path) -> None:
     """The whole localweb suite through Claude Code on one real MCP server and real
@@ -162,6 +164,30 @@ def _temp_browser_profiles() -> set[Path]:
     return {*temp.glob("agent-browser-chrome-*"), *temp.glob("org.chromium.Chromium.*")}
 
 
+@pytest.mark.parametrize("backend", ["playwright", "agent-browser"])
+def test_a_deep_tmpdir_still_lets_chromium_start(backend: str, tmp_path: Path) -> None:
+    """Chromium's singleton socket lives in the attempt's temp folder, and a socket path
+    holds 107 bytes: under a TMPDIR as deep as a job scheduler's, Chromium could not start
+    and every tool call failed. The attempts' folders go in /tmp then, and the run says so."""
+    deep = Path(tempfile.mkdtemp()) / "scheduler" / "job-000123456" / "task-7" / "tmp"
+    deep.mkdir(parents=True)
+    run_dir = tmp_path / "run"
+    try:
+        proc = run_cli(
+            "localweb-mcp-run", "--backend", backend, "--task-ids", "home-links",
+            "--out-dir", str(run_dir), env={**no_api_keys(), "TMPDIR": str(deep)}, timeout=180,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert f"TMPDIR {deep} is {len(str(deep))} characters" in proc.stderr
+        (row,) = read_rows(run_dir)
+        assert row.status == "ok" and not any(c.error for c in row.trace), row.trace
+        scores = Scores.model_validate_json((run_dir / "scores.json").read_text())
+        assert scores.accuracy_strict == 1.0
+        assert not list(deep.iterdir())
+    finally:
+        shutil.rmtree(deep.parents[3], ignore_errors=True)
+
+
 def test_each_backend_names_its_missing_prerequisite(tmp_path: Path) -> None:
     """Checked before anything starts: exit 2 with what is missing and how to install it."""
     proc = run_cli(
@@ -225,6 +251,36 @@ def _gaia_mcp(gaia_file: Path, server: ScriptedModelServer, run_dir: Path, *extr
     return gaia_mcp_run(gaia_file, server.root_url, run_dir, "--backend", "lightpanda", *extra)
 
 
+def _listed_tools(listing: str) -> set[str]:
+    """The tools ``--list-tools`` says the model is offered, as the model names them."""
+    lines = listing.splitlines()
+    start = next(i for i, x in enumerate(lines) if x.startswith("allowed MCP tools")) + 1
+    end = next(i for i, x in enumerate(lines) if x.startswith("search:"))
+    tools = {f"mcp__browser__{x.strip().split('(')[0]}" for x in lines[start:end]}
+    assert "built-in Claude Code tools offered: none" in lines
+    carried = next(x for x in lines if x.startswith("  its requests also carry "))
+    return tools | {carried.split()[4]}
+
+
+@pytest.mark.parametrize("surface", ["upstream", "strict"])
+def test_list_tools_shows_what_the_model_is_really_offered(
+    gaia_file: Path, tmp_path: Path, surface: str
+) -> None:
+    # --list-tools said TodoWrite and LS were offered; Claude Code's requests carried only
+    # the MCP tools (and its reserved placeholder). The listing is checked against them.
+    listing = run_cli(
+        "gaia-mcp-run", "--backend", "lightpanda", "--surface", surface, "--list-tools",
+        env=no_api_keys(),
+    )  # fmt: skip
+    assert listing.returncode == 0, listing.stderr[-2000:]
+    with ScriptedModelServer(lambda task_id: ScriptedPolicy([FinalAnswer("3")])) as server:
+        proc = _gaia_mcp(gaia_file, server, tmp_path / "run", "--surface", surface, "--no-grade")
+        first = server.model_requests("g1-plain")[0]
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert first.conversation is not None
+    assert set(first.conversation.tool_names) == _listed_tools(listing.stdout)
+
+
 @pytest.mark.parametrize("surface", ["upstream", "strict"])
 def test_lockdown_refuses_and_the_audit_reports_the_refused_tools(
     gaia_file: Path, tmp_path: Path, surface: str
@@ -279,7 +335,8 @@ def test_list_tools_prints_the_surface_and_runs_nothing(backend: str, tmp_path: 
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = proc.stdout
     assert f"backend {backend}, surface upstream" in out
-    assert "built-in Claude Code tools offered: TodoWrite, LS" in out
+    assert "built-in Claude Code tools offered: none" in out
+    assert "--tools names TodoWrite, LS (upstream's)" in out
     if backend == "lightpanda":
         assert "  search(query*" in out and "  goto(url*" in out
         assert "  screenshot: multimodal" in out

@@ -139,6 +139,7 @@ def _searched_row(
     return row
 
 
+@pytest.mark.timeout(500)  # covers the commands it runs (their timeouts)
 @pytest.mark.parametrize("backend", sorted(OPEN_TOOL))
 def test_one_tavily_search_for_every_backend(gaia_file: Path, tmp_path: Path, backend: str):
     env = {k: "" for k in os.environ if k.endswith("_API_KEY")} | {"TAVILY_API_KEY": KEY}
@@ -190,6 +191,7 @@ def test_one_tavily_search_for_every_backend(gaia_file: Path, tmp_path: Path, ba
     assert not left_running(run_dir)
 
 
+@pytest.mark.timeout(700)  # covers the commands it runs (their timeouts)
 def test_without_a_tavily_key_the_run_does_not_start(gaia_file: Path, tmp_path: Path) -> None:
     env = {k: "" for k in os.environ if k.endswith("_API_KEY")}
     run_dir = tmp_path / "run"
@@ -266,6 +268,7 @@ def test_none_offers_no_search_at_all(gaia_file: Path, tmp_path: Path) -> None:
     assert "search" not in settings["backend"]["allowed_tools"]
 
 
+@pytest.mark.timeout(700)  # covers the commands it runs (their timeouts)
 def test_web_search_calls_are_recorded_without_the_key_and_replayed(
     gaia_file: Path, tmp_path: Path
 ) -> None:

@@ -39,8 +39,11 @@ pytestmark = pytest.mark.e2e
 
 KEY = f"tvly-native-e2e-{uuid.uuid4().hex}"
 MODEL = "scripted-native-search"
+# A copy of the suite's answers, which --block-answer-sources blocks.
+DATASET_PAGE = "https://huggingface.co/datasets/gaia-benchmark/GAIA/viewer"
 RESULTS = [
     {"title": "Band history", "url": "https://bands.example.org/history", "content": "1990s."},
+    {"title": "GAIA (answers)", "url": DATASET_PAGE, "content": "Final answer: 3"},
     {"title": "Discography", "url": "https://bands.example.org/albums", "content": "3 albums."},
 ]
 
@@ -83,7 +86,11 @@ def _tavily_world(folder: Path) -> tuple[Path, tuple[Path, Path]]:
     return wrapper, (folder / "tavily.pem", folder / "tavily.key")
 
 
-def test_lightpandas_own_search_pinned_to_tavily(gaia_file: Path, tmp_path: Path) -> None:
+def _native_search_run(
+    gaia_file: Path, tmp_path: Path, *extra: str
+) -> tuple[PredictionRow, list, Manifest]:
+    """``gaia-run --search tavily`` on g1-plain, the model searching once then answering;
+    its row, what the stand-in was asked, and the manifest."""
     assert os.geteuid() == 0, "this test needs root: port 443 and a private mount namespace"
     wrapper, tls = _tavily_world(tmp_path / "world")
     run_dir = tmp_path / "run"
@@ -105,32 +112,60 @@ def test_lightpandas_own_search_pinned_to_tavily(gaia_file: Path, tmp_path: Path
                 "--model", MODEL, "--base-url", f"{model.root_url}/task/{{task_id}}/v1",
                 "--scaffold", "--no-grade", "--prompt", "answer-only", "--timeout", "60",
                 "--dataset-file", str(gaia_file), "--task-ids", "g1-plain",
-                "--out-dir", str(run_dir),
+                "--out-dir", str(run_dir), *extra,
             ],
             capture_output=True, text=True, env=env, cwd=REPO, timeout=180,
         )  # fmt: skip
         searched = list(tavily.requests)
     assert proc.returncode == 0, proc.stderr[-3000:]
+    (line,) = (run_dir / "predictions.jsonl").read_text().splitlines()
+    row = PredictionRow.model_validate_json(line)
+    assert (row.status, row.prediction) == ("ok", "3"), row.stderr_tail[-500:]
+    manifest = Manifest.model_validate_json((run_dir / "manifest.json").read_text())
+    assert json.dumps(manifest.model_dump(mode="json")).count(KEY) == 0
+    assert not [p for p in tmp_path.rglob("*") if p.is_file() and KEY.encode() in p.read_bytes()]
+    return row, searched, manifest
 
+
+def test_lightpandas_own_search_pinned_to_tavily(gaia_file: Path, tmp_path: Path) -> None:
+    row, searched, manifest = _native_search_run(gaia_file, tmp_path)
     # Lightpanda's own request, with our key: its parameters are its own, not web_search's.
     (request,) = searched
     assert request.key_matched
     assert request.body == {"query": "band studio albums", "max_results": 10}
-    (line,) = (run_dir / "predictions.jsonl").read_text().splitlines()
-    row = PredictionRow.model_validate_json(line)
-    assert (row.status, row.prediction) == ("ok", "3"), row.stderr_tail[-500:]
     (search,) = row.trace
     assert search.name == "search" and search.args == {"query": "band studio albums"}
-    # Its spend, as the web_search server's rows record it: one basic search, one credit.
+    # Its spend, as the web_search server's rows record it: one basic search, one credit;
+    # without blocking, every result the stand-in returned was shown, none dropped.
     spend = row.details["search"]
     assert (spend["n_calls"], spend["credits"], spend["errors"]) == (1, 1, 0)
-    assert spend["calls"][0]["query"] == "band studio albums"
+    (made,) = spend["calls"]
+    assert made["query"] == "band studio albums"
+    assert made["urls"] == [r["url"] for r in RESULTS] and spend["dropped"] == 0
     assert search.output is not None
     assert all(r["url"] in search.output for r in RESULTS)
-    manifest = Manifest.model_validate_json((run_dir / "manifest.json").read_text())
     backend = manifest.settings["backend"]
     assert (backend["search_setting"], backend["search_engine"]) == ("tavily", "tavily")
     assert backend["search"] == {"engine": "tavily", "chosen_by": "--search-engine tavily"}
     assert manifest.settings["flags"]["search"] == "tavily"
-    assert json.dumps(manifest.model_dump(mode="json")).count(KEY) == 0
-    assert not [p for p in tmp_path.rglob("*") if p.is_file() and KEY.encode() in p.read_bytes()]
+
+
+def test_lightpandas_own_search_drops_blocked_results_itself(
+    gaia_file: Path, tmp_path: Path
+) -> None:
+    # The stand-in returns the dataset's own page among the results: with
+    # --block-answer-sources, Lightpanda (not the harness) drops it before the model sees
+    # it, renumbers the rest and says nothing; the row records what was shown, and that
+    # how many were dropped is not known.
+    row, _, manifest = _native_search_run(gaia_file, tmp_path, "--block-answer-sources")
+    (search,) = row.trace
+    assert search.output is not None and DATASET_PAGE not in search.output
+    made = row.details["search"]["calls"][0]
+    shown = [r["url"] for r in RESULTS if r["url"] != DATASET_PAGE]
+    assert made["urls"] == shown
+    assert made["dropped"] is None and made["shown_blocked"] == []
+    assert made["dropped_at_most"] == 10 - len(shown)
+    spend = row.details["search"]
+    assert spend["dropped"] is None
+    assert "reports no count" in spend["dropped_rule"]
+    assert "dropped by Lightpanda" in manifest.settings["backend"]["search_via"]

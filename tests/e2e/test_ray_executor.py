@@ -9,6 +9,7 @@ two workers put attempts on two nodes at once.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -26,9 +27,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from agent_benchmarks.isolation.process import MARKER_ENV
 from agent_benchmarks.records import PredictionRow
-from tests.support import REPO, run_cli
+from agent_benchmarks.runner.ray_node import STAGING_PREFIX
+from tests.support import REPO, run_cli, run_processes
 
 pytestmark = [pytest.mark.e2e, pytest.mark.ray]
 
@@ -40,9 +41,11 @@ ENV = {"LIGHTPANDA_DISABLE_TELEMETRY": "true", "RAY_ENABLE_UV_RUN_RUNTIME_ENV": 
 
 
 @contextmanager
-def _cluster(*nodes: dict):
+def _cluster(*nodes: dict, head: dict | None = None):
     """A head that runs nothing and one raylet per entry of ``nodes`` (its add_node
-    arguments), their session files in a temp folder of their own, removed after."""
+    arguments), their session files in a temp folder of their own, removed after. Each
+    node's workers have a temp folder of their own in it too (``cluster.node_temp``), where
+    their attempts' staging folders are: what a test finds there is its own cluster's."""
     temp_dir = tempfile.mkdtemp(prefix="ab-ray-test-")
     # Ray keeps its sessions and the cluster's address under $RAY_TMPDIR/ray; the drivers
     # the tests start inherit it, and find the cluster's files there.
@@ -50,21 +53,31 @@ def _cluster(*nodes: dict):
     os.environ["RAY_TMPDIR"] = temp_dir
     try:
         cluster = Cluster(
-            initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False}
+            initialize_head=True,
+            head_node_args={"num_cpus": 0, "include_dashboard": False, **(head or {})},
         )
+        # Short, as the system's: the agents' socket paths are under it.
+        cluster.node_temp = Path(tempfile.mkdtemp(prefix="n"))
         try:
             # The worker nodes in the order given (the cluster keeps them in a set).
-            cluster.added = [cluster.add_node(**node) for node in nodes]
+            cluster.added = [_add_node(cluster, **node) for node in nodes]
             cluster.wait_for_nodes()
             yield cluster
         finally:
             cluster.shutdown()
+            shutil.rmtree(cluster.node_temp, ignore_errors=True)
     finally:
         if before is None:
             del os.environ["RAY_TMPDIR"]
         else:
             os.environ["RAY_TMPDIR"] = before
         shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+def _add_node(cluster, **node):
+    """A worker node of ``cluster`` whose workers' temp folder is the cluster's own."""
+    env = {**node.pop("env_vars", {}), "TMPDIR": str(cluster.node_temp)}
+    return cluster.add_node(env_vars=env, **node)
 
 
 @pytest.fixture(scope="module")
@@ -78,22 +91,15 @@ def _rows(run_dir: Path) -> list[PredictionRow]:
     return [PredictionRow.model_validate_json(line) for line in lines]
 
 
-def _staging_left() -> list[str]:
-    return sorted(str(p) for p in Path(tempfile.gettempdir()).glob("agent-benchmarks-node-*"))
+def _staging_left(cluster) -> list[str]:
+    """The staging folders the nodes of ``cluster`` still hold."""
+    return sorted(str(p) for p in cluster.node_temp.glob(f"{STAGING_PREFIX}*"))
 
 
-def _attempt_processes() -> list[str]:
-    """Processes of any attempt still alive (they carry the attempt marker)."""
-    found = []
-    for proc in psutil.process_iter(["cmdline", "environ", "status"]):
-        try:
-            if proc.info["status"] == psutil.STATUS_ZOMBIE:
-                continue
-            if MARKER_ENV in (proc.info["environ"] or {}):
-                found.append(" ".join(proc.info["cmdline"] or [])[:120])
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
-            continue
-    return found
+def _attempt_processes(*run_dirs: Path) -> list[str]:
+    """Processes of these runs' attempts still alive (their marker starts with the run's
+    key, on a node as here)."""
+    return [" ".join(p.cmdline())[:120] for p in run_processes(*run_dirs)]
 
 
 def _site(text: str | None) -> str | None:
@@ -112,6 +118,7 @@ def _graded(run_dir: Path) -> dict:
     }
 
 
+@pytest.mark.timeout(1300)  # covers the commands it runs (their timeouts)
 def test_a_ray_run_gives_the_rows_and_scores_a_local_run_gives(cluster, tmp_path):
     local, on_ray = tmp_path / "local", tmp_path / "ray"
     done = run_cli("localweb-run", "--workers", "2", "--out-dir", str(local), env=ENV, timeout=600)
@@ -156,10 +163,11 @@ def test_a_ray_run_gives_the_rows_and_scores_a_local_run_gives(cluster, tmp_path
     lightpanda = manifest["programs"]["lightpanda"]
     assert all(n["programs"]["lightpanda"] == lightpanda for n in working)
     assert manifest["spec"]["executor"]["kind"] == "ray"
-    assert not _staging_left()
-    assert not _attempt_processes()
+    assert not _staging_left(cluster)
+    assert not _attempt_processes(local, on_ray)
 
 
+@pytest.mark.timeout(700)  # covers the commands it runs (their timeouts)
 @pytest.mark.parametrize(
     "command",
     [
@@ -190,7 +198,8 @@ def test_the_other_runners_give_the_same_rows_on_ray(cluster, tmp_path, command)
     assert answers(runs["ray"]) == answers(runs["local"])
     assert all(status == "ok" for _, status, _, _ in answers(runs["ray"]))
     assert _graded(runs["ray"]) == _graded(runs["local"])
-    assert not _staging_left()
+    assert not _staging_left(cluster)
+    assert not _attempt_processes(*runs.values())
 
 
 def _wait_for(predicate, timeout: float, what: str):
@@ -209,9 +218,9 @@ def _node_running_an_attempt(cluster):
     raylets = {node.all_processes["raylet"][0].process.pid: node for node in cluster.worker_nodes}
     for proc in psutil.process_iter(["cmdline"]):
         try:
-            if "kill_strays" not in " ".join(proc.info["cmdline"] or []):
+            if "reap(sys.argv[2])" not in " ".join(proc.info["cmdline"] or []):
                 continue
-            worker_pid = int(proc.info["cmdline"][3])  # the guard's argv: the worker's pid
+            worker_pid = int(proc.info["cmdline"][4])  # the guard's argv: the worker's pid
             raylet = psutil.Process(worker_pid).ppid()
         except (psutil.NoSuchProcess, psutil.AccessDenied, IndexError, ValueError):
             continue
@@ -233,15 +242,16 @@ def _start_slow_ray_run(cluster, run_dir: Path, limit: int) -> subprocess.Popen[
     )
 
 
+@pytest.mark.timeout(1300)  # covers the commands it runs (their timeouts)
 def test_a_lost_node_gives_infrastructure_rows_and_a_clean_resume(cluster, tmp_path):
     run_dir = tmp_path / "run"
     driver = _start_slow_ray_run(cluster, run_dir, limit=6)
     try:
-        _wait_for(lambda: len(_staging_left()) >= 2, 120, "two attempts on the nodes")
+        _wait_for(lambda: len(_staging_left(cluster)) >= 2, 120, "two attempts on the nodes")
         time.sleep(1.0)
         victim = _wait_for(lambda: _node_running_an_attempt(cluster), 30, "a busy node")
         cluster.remove_node(victim)  # its raylet and workers, killed
-        cluster.add_node(num_cpus=1)  # the other tests' second node
+        _add_node(cluster, num_cpus=1)  # the other tests' second node
         _, err = driver.communicate(timeout=600)
     finally:
         driver.kill()
@@ -252,9 +262,13 @@ def test_a_lost_node_gives_infrastructure_rows_and_a_clean_resume(cluster, tmp_p
     for row in lost:
         assert row.status == "error" and row.is_infra_failure
         assert row.error.startswith(("NodeDiedError", "WorkerCrashedError")), row.error
+        # The row names the node it was lost with, as an ok row names the node it ran on.
+        assert row.details["node"].endswith(f"/{victim.node_id[:12]}"), row.details
     assert len(rows) == 6  # every attempt has its row; none doubled
     # Nothing of the lost attempts survives: the guard killed them and removed their folders.
-    _wait_for(lambda: not _attempt_processes() and not _staging_left(), 30, "clean-up")
+    _wait_for(
+        lambda: not _attempt_processes(run_dir) and not _staging_left(cluster), 30, "clean-up"
+    )
     scores = json.loads((run_dir / "scores.json").read_text())
     assert scores["n_errors"] == {"node_lost": len(lost)}
 
@@ -282,11 +296,83 @@ def test_a_lost_node_gives_infrastructure_rows_and_a_clean_resume(cluster, tmp_p
     assert json.loads((run_dir / "scores.json").read_text())["accuracy_strict"] == 1.0
 
 
+def _sigkill_node(node) -> None:
+    """A node's raylet and its workers killed outright, as a crashed machine goes: Ray is
+    told nothing, and lists the node as alive for a while yet."""
+    raylet = psutil.Process(node.all_processes["raylet"][0].process.pid)
+    for proc in [raylet, *raylet.children(recursive=True)]:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            proc.kill()
+
+
+@pytest.mark.timeout(700)  # covers the commands it runs (their timeouts)
+def test_a_resume_right_after_a_node_and_the_harness_were_killed_runs_on_the_others(tmp_path):
+    with _cluster({"num_cpus": 1}, {"num_cpus": 1}) as cluster:
+        run_dir = tmp_path / "run"
+        driver = _start_slow_ray_run(cluster, run_dir, limit=4)
+        try:
+            _wait_for(lambda: len(_staging_left(cluster)) >= 2, 120, "two attempts on the nodes")
+            victim = cluster.added[1]
+            driver.kill()  # the harness, killed outright with its attempts running
+            _sigkill_node(victim)
+            killed_at = time.monotonic()
+            before = (run_dir / "predictions.jsonl").read_text().count("\n")
+            resumed = subprocess.Popen(
+                [
+                    str(Path(sys.executable).parent / "localweb-run"), "--resume", str(run_dir),
+                    "--executor", "ray", "--ray-address", cluster.address,
+                ],
+                cwd=REPO, env={**os.environ, **ENV}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            )  # fmt: skip
+            started_within = time.monotonic() - killed_at
+            _, err = resumed.communicate(timeout=600)
+        finally:
+            driver.kill()
+            driver.wait()
+        assert started_within < 1.0
+        assert resumed.returncode == 0, err.decode()[-3000:]
+        rows = _rows(run_dir)
+        last = {(r.id, r.attempt): r for r in rows}
+        assert len(last) == 4 and all(r.status == "ok" for r in last.values()), rows
+        # The dead node was left out, named with why; the resume ran on the other one.
+        manifest = json.loads((run_dir / "manifest.json").read_text())
+        (left_out,) = [n for n in manifest["settings"]["executors"][-1]["nodes"] if "left_out" in n]
+        assert left_out["id"] == victim.node_id[:12]
+        assert "TaskUnschedulableError" in left_out["left_out"], left_out
+        warned = [line for line in err.decode().splitlines() if "left out node" in line]
+        assert len(warned) == 1 and victim.node_id[:12] in warned[0], err.decode()[-3000:]
+        alive = cluster.added[0].node_id[:12]
+        assert all(r.details["node"].endswith(f"/{alive}") for r in rows[before:])
+        # Nothing of the killed harness's attempts is left on the surviving node either.
+        _wait_for(
+            lambda: not _attempt_processes(run_dir) and not _staging_left(cluster), 30, "clean-up"
+        )
+
+
+def test_a_cluster_bound_to_loopback_is_reachable_by_its_loopback_address(tmp_path):
+    # Ray connects to 127.0.0.1:PORT by this machine's own address, which a cluster bound
+    # to loopback does not answer on: the driver waited without end.
+    loopback = {"node_ip_address": "127.0.0.1"}
+    with _cluster({"num_cpus": 1, **loopback}, head=loopback) as cluster:
+        port = cluster.address.rsplit(":", 1)[1]
+        run_dir = tmp_path / "run"
+        done = run_cli(
+            "localweb-run", "--limit", "2", "--executor", "ray",
+            "--ray-address", f"127.0.0.1:{port}", "--out-dir", str(run_dir), env=ENV, timeout=120,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert [r.status for r in _rows(run_dir)] == ["ok"] * 2
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    (node,) = [n for n in manifest["settings"]["executors"][0]["nodes"] if n["cpus"]]
+    assert node["address"] == "127.0.0.1"
+
+
+@pytest.mark.timeout(800)  # covers the commands it runs (their timeouts)
 def test_an_interrupted_ray_run_cancels_its_tasks_and_resumes_locally(cluster, tmp_path):
     run_dir = tmp_path / "run"
     driver = _start_slow_ray_run(cluster, run_dir, limit=4)
     try:
-        _wait_for(lambda: len(_staging_left()) >= 2, 120, "two attempts on the nodes")
+        _wait_for(lambda: len(_staging_left(cluster)) >= 2, 120, "two attempts on the nodes")
         driver.send_signal(signal.SIGTERM)
         _, err = driver.communicate(timeout=120)
     finally:
@@ -295,7 +381,9 @@ def test_an_interrupted_ray_run_cancels_its_tasks_and_resumes_locally(cluster, t
     rows = _rows(run_dir)
     assert rows and all(r.status == "error" for r in rows), [(r.id, r.status) for r in rows]
     assert {r.error_class for r in rows} == {"interrupted"}
-    _wait_for(lambda: not _attempt_processes() and not _staging_left(), 30, "clean-up")
+    _wait_for(
+        lambda: not _attempt_processes(run_dir) and not _staging_left(cluster), 30, "clean-up"
+    )
 
     # The same run, resumed on this machine's pool: the executor is not part of the run.
     resumed = run_cli("localweb-run", "--resume", str(run_dir), env=ENV, timeout=600)
@@ -333,9 +421,14 @@ def test_a_node_with_other_program_versions_is_refused_by_name(tmp_path):
     assert odd.node_id[:12] in message  # the odd node, named by its id
 
 
-def test_a_ray_started_for_the_run_runs_it_and_leaves_nothing(tmp_path):
+@pytest.mark.timeout(700)  # covers the commands it runs (their timeouts)
+def test_a_ray_started_for_the_run_runs_it_and_leaves_nothing(tmp_path, request):
     run_dir = tmp_path / "run"
-    env = {**ENV, "RAY_ADDRESS": "", "RAY_TMPDIR": ""}
+    # The driver's temp folder is this test's (short: Ray's socket paths must stay under
+    # 108 bytes), where the Ray it starts keeps its session files and its workers stage.
+    temp = Path(tempfile.mkdtemp(prefix="r"))
+    request.addfinalizer(lambda: shutil.rmtree(temp, ignore_errors=True))
+    env = {**ENV, "RAY_ADDRESS": "", "RAY_TMPDIR": "", "TMPDIR": str(temp)}
     done = run_cli(
         "localweb-run", "--limit", "3", "--executor", "ray", "--out-dir", str(run_dir), env=env
     )
@@ -343,7 +436,8 @@ def test_a_ray_started_for_the_run_runs_it_and_leaves_nothing(tmp_path):
     assert [r.status for r in _rows(run_dir)] == ["ok"] * 3
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["settings"]["executors"][0]["address"] == "local (started for the run)"
-    assert not list(Path(tempfile.gettempdir()).glob("ab-ray-[!t]*"))
+    assert not list(temp.iterdir())
+    assert not _attempt_processes(run_dir)
 
 
 SWEEP = """
@@ -367,6 +461,7 @@ def _sweep(path: Path, *extra: str, env: dict[str, str] | None = None):
     return run_cli("agent-benchmarks", "sweep", str(path), *extra, env=env or ENV, timeout=900)
 
 
+@pytest.mark.timeout(3000)  # covers the commands it runs (their timeouts)
 def test_a_sweep_runs_is_interrupted_and_completes_without_repeating_a_cell(cluster, tmp_path):
     out = tmp_path / "sweep"
     path = tmp_path / "stacks.toml"
@@ -497,3 +592,19 @@ def test_a_ray_address_nothing_answers_on_is_one_error_naming_it(tmp_path):
     assert from_env.returncode == 2
     assert f"error: RAY_ADDRESS={address}: no Ray cluster answers there" in from_env.stderr
     assert not run_dir.exists()
+
+
+@pytest.mark.timeout(700)  # covers the commands it runs (their timeouts)
+def test_the_scaling_benchmark_runs_the_same_attempts_on_each_node_count():
+    # benchmarks/ray_scaling.py measures what this executor exists for: it must keep
+    # running (its figures are in agent-benchmarks.md), whatever its numbers.
+    done = subprocess.run(
+        [
+            sys.executable, str(REPO / "benchmarks" / "ray_scaling.py"), "--nodes", "1,2",
+            "--cpus-per-node", "1", "--attempts", "4", "--wait-s", "0.2", "--no-local",
+        ],
+        cwd=REPO, env={**os.environ, **ENV}, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "ray, 1 node(s):" in done.stderr and "ray, 2 node(s):" in done.stderr
+    assert "4 attempts of a stand-in agent that waits 0.2 s" in " ".join(done.stderr.split())

@@ -26,6 +26,7 @@ from agent_benchmarks.records import Manifest, PredictionRow, Scores
 from agent_benchmarks.web.archive import open_archive
 from tests.e2e.offline import offline_argv
 from tests.support import REPO, run_cli
+from tests.temp_check import SYSTEM_TEMP
 
 pytestmark = pytest.mark.e2e
 
@@ -58,14 +59,17 @@ def _scores(run_dir: Path) -> Scores:
     return Scores.model_validate_json((run_dir / "scores.json").read_text())
 
 
-def _site_flags(scheme: str, tmp_path: Path) -> list[str]:
-    """The localweb site's flags: a fixed port, and for HTTPS a trustme certificate."""
+def _site_flags(scheme: str, tmp_path: Path) -> tuple[list[str], list[str]]:
+    """The localweb site's flags (a fixed port, and for HTTPS a trustme certificate), and
+    the recording's: the proxy trusts that certificate's test CA, passed explicitly."""
     flags = ["--site-port", str(_free_port())]
-    if scheme == "https":
-        pem = tmp_path / "site.pem"
-        trustme.CA().issue_cert("127.0.0.1").private_key_and_cert_chain_pem.write_to_path(pem)
-        flags += ["--site-tls", str(pem)]
-    return flags
+    if scheme == "http":
+        return flags, []
+    pem, ca_pem = tmp_path / "site.pem", tmp_path / "site-ca.pem"
+    ca = trustme.CA()
+    ca.issue_cert("127.0.0.1").private_key_and_cert_chain_pem.write_to_path(pem)
+    ca.cert_pem.write_to_path(ca_pem)
+    return [*flags, "--site-tls", str(pem)], ["--web-trust", str(ca_pem)]
 
 
 # Each stack's run command; every stack routes its browser through the proxy.
@@ -119,24 +123,26 @@ def _holding(root: Path, der: bytes) -> list[Path]:
     return [db for db in root.rglob("cert9.db") if der in db.read_bytes()]
 
 
+@pytest.mark.timeout(700)  # covers the commands it runs (their timeouts)
 @pytest.mark.parametrize(("runner", "scheme", "form"), CASES, ids=["-".join(c) for c in CASES])
 def test_a_localweb_run_recorded_replays_offline_with_the_same_answers_and_scores(
     runner: str, scheme: str, form: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    site_flags = _site_flags(scheme, tmp_path)
+    site_flags, trust_flags = _site_flags(scheme, tmp_path)
     archive = tmp_path / ("web.wacz" if form == "wacz" else "archive")
     recorded_dir, replayed_dir = tmp_path / "recorded", tmp_path / "replayed"
     script, *runner_flags = RUNNERS[runner]
     common = ["--workers", "2", *site_flags, *runner_flags]
     # The runs' temp folders (the attempts' private HOMEs, the proxy's NSS database), to
-    # find any trust store left behind; short, for agent-browser's socket paths.
-    temp = Path(tempfile.mkdtemp(prefix="webrun-"))
+    # find any trust store left behind; short, for the browsers' socket paths (so in the
+    # system temp folder itself, not in the session's own).
+    temp = Path(tempfile.mkdtemp(prefix="webrun-", dir=SYSTEM_TEMP))
     request.addfinalizer(lambda: shutil.rmtree(temp, ignore_errors=True))
     env = {"TMPDIR": str(temp)}
 
     done = run_cli(
         script, "--web", "record", str(archive), "--out-dir", str(recorded_dir),
-        "--task-ids", RECORDED, *common, env=env, timeout=300,
+        "--task-ids", RECORDED, *common, *trust_flags, env=env, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     recorded = _rows(recorded_dir)
@@ -222,6 +228,71 @@ def test_a_localweb_run_recorded_replays_offline_with_the_same_answers_and_score
     assert not _holding(replayed_dir, der)
     assert not _holding(Path.home() / ".pki", der)
     assert not list(temp.iterdir())  # every attempt's and the proxy's folder is gone
+
+
+def _first_call(run_dir: Path) -> tuple[str, str]:
+    """The first call of the run's one row and what the stack answered it."""
+    (row,) = _rows(run_dir).values()
+    call = row.trace[0]
+    return call.name, call.error or call.output or ""
+
+
+def _recorded_urls(archive: Path) -> list[str]:
+    from warcio.archiveiterator import ArchiveIterator
+
+    urls = []
+    for warc in open_archive(archive).warc_dir.glob("*.warc.gz"):
+        with open(warc, "rb") as stream:
+            for record in ArchiveIterator(stream):
+                urls.append(record.rec_headers.get_header("WARC-Target-URI") or "")
+    return urls
+
+
+@pytest.mark.timeout(700)  # covers the commands it runs (their timeouts)
+@pytest.mark.parametrize("runner", ["native", "claude-mcp-chromium"])
+def test_a_site_whose_certificate_nobody_trusts_is_refused_through_the_recording_proxy(
+    runner: str, tmp_path: Path
+) -> None:
+    # An HTTPS site on 127.0.0.1 whose certificate's CA nobody was given: the stack refuses
+    # it live, and through the recording proxy it meets the same certificate and the same
+    # refusal (pywb's live fetch verified nothing: the proxy recorded the page and showed
+    # the stack its own certificate for it, which the stack trusted).
+    site_flags, _ = _site_flags("https", tmp_path)
+    port = site_flags[site_flags.index("--site-port") + 1]
+    script, *runner_flags = RUNNERS[runner]
+    common = [*site_flags, *runner_flags, "--task-ids", "home-links", "--no-grade"]
+    live, recorded, archive = tmp_path / "live", tmp_path / "recorded", tmp_path / "archive"
+    done = run_cli(script, *common, "--out-dir", str(live), timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    done = run_cli(
+        script, *common, "--web", "record", str(archive), "--out-dir", str(recorded), timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+
+    refusal = _first_call(live)
+    assert "PeerFailedVerification" in refusal[1] or "ERR_CERT_AUTHORITY_INVALID" in refusal[1]
+    assert _first_call(recorded) == refusal
+    (row,) = _rows(recorded).values()
+    refused = row.details["web"]["refused_certificates"]
+    assert refused[0]["url"] == f"https://127.0.0.1:{port}/"
+    assert "certificate verify failed" in refused[0]["why"]
+    assert not [url for url in _recorded_urls(archive) if f"127.0.0.1:{port}" in url]
+    manifest = Manifest.model_validate_json((recorded / "manifest.json").read_text())
+    assert manifest.settings["web"]["trusted"]["extra"] == []
+
+
+def test_web_trust_is_checked_before_anything_runs(tmp_path: Path) -> None:
+    not_pem = tmp_path / "not.pem"
+    not_pem.write_text("nothing here\n")
+    archive, run_dir = tmp_path / "archive", tmp_path / "run"
+    done = run_cli(
+        "localweb-run", "--web", "record", str(archive), "--web-trust", str(not_pem),
+        "--out-dir", str(run_dir),
+    )  # fmt: skip
+    assert done.returncode == 2 and f"--web-trust {not_pem}: not a PEM file" in done.stderr
+    done = run_cli("localweb-run", "--web-trust", str(not_pem), "--out-dir", str(run_dir))
+    assert done.returncode == 2 and "--web-trust: only a recording checks" in done.stderr
+    assert not run_dir.exists()
 
 
 def test_replaying_no_archive_or_recording_without_one_is_refused(tmp_path: Path) -> None:

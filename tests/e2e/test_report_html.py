@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agent_benchmarks.records import ToolCall
+from agent_benchmarks.records import ResourceUse, ToolCall
 from tests.support import chromium_binary, run_cli
 from tests.unit.report_builders import Attempt, make_run, task_ids
 
@@ -37,11 +37,13 @@ def _runs(root: Path) -> list[Path]:
     first["task-01"][0] = Attempt(prediction=HOSTILE_ANSWER, correct=False, trace=[hostile])
     first["task-02"][1] = Attempt(status="timeout", error_class="timeout", duration=1800)
     first["task-03"][2] = Attempt(details={"contaminated": True, "foreign_calls": ["Bash"]})
+    # The second stack's attempts measured what they cost the machine; the first's did not.
+    cost = ResourceUse(peak_bytes=300 << 20, cpu_user_s=2.0, cpu_system_s=0.5)
     second = {
-        t: [Attempt(correct=i < 7, estimated=True, cost=None, duration=20 + i)] * 3
+        t: [Attempt(correct=i < 7, estimated=True, cost=None, duration=20 + i, resources=cost)] * 3
         for i, t in enumerate(task_ids(10))
     }
-    second["task-04"][0] = Attempt(trace=[leak], estimated=True, cost=None)
+    second["task-04"][0] = Attempt(trace=[leak], estimated=True, cost=None, resources=cost)
     return [
         make_run(root, "mcp", first, backend="claude-mcp/lightpanda"),
         make_run(root, "native", second, backend="lightpanda-native", model="gemini-2.5-flash"),
@@ -81,10 +83,10 @@ def test_report_renders_in_chromium(tmp_path: Path, browser: Any) -> None:
     page.wait_for_load_state("load")
 
     assert page.title() == "agent-benchmarks comparison"
-    # Two SVG charts and the heat map, each drawn with a real size.
+    # Three SVG charts and the heat map, each drawn with a real size.
     charts = page.locator("figure.chart")
-    assert charts.count() == 3
-    for name in ("scatter", "durations"):
+    assert charts.count() == 4
+    for name in ("scatter", "durations", "cost-per-success"):
         box = page.locator(f'figure[data-chart="{name}"] svg').bounding_box()
         assert box is not None and box["width"] > 300 and box["height"] > 100, name
     assert page.locator('figure[data-chart="scatter"] circle.point').count() == 2
@@ -92,6 +94,10 @@ def test_report_renders_in_chromium(tmp_path: Path, browser: Any) -> None:
     assert page.locator('figure[data-chart="durations"] rect.box').count() == 2
     assert page.locator('figure[data-chart="heatmap"] tbody tr').count() == 10
     assert page.locator('figure[data-chart="heatmap"] div.cell').count() == 20
+    # Memory and CPU per success for the stack that measured them, tokens for both.
+    cost_chart = page.locator('figure[data-chart="cost-per-success"]')
+    assert cost_chart.locator("rect.bar").count() == 4
+    assert cost_chart.inner_text().count("not measured") == 2
 
     # The evidence the reader needs is on the page.
     body = page.inner_text("body")

@@ -66,9 +66,12 @@ def _serve(root: Path, ctx: ssl.SSLContext | None) -> tuple[http.server.HTTPServ
 
 
 @pytest.fixture
-def sites(site_root: Path) -> Iterator[dict[str, object]]:
-    """The same site over HTTP and over HTTPS; ``stop()`` takes both down."""
+def sites(site_root: Path, tmp_path: Path) -> Iterator[dict[str, object]]:
+    """The same site over HTTP and over HTTPS (its test CA in the file ``ca``, which the
+    recording proxy is given); ``stop()`` takes both down."""
     ca = trustme.CA()
+    ca_file = tmp_path / "site-ca.pem"
+    ca.cert_pem.write_to_path(ca_file)
     ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     ca.issue_cert("127.0.0.1").configure_cert(ctx)
     plain, plain_port = _serve(site_root, None)
@@ -85,6 +88,7 @@ def sites(site_root: Path) -> Iterator[dict[str, object]]:
         "http": f"http://127.0.0.1:{plain_port}",
         "https": f"https://127.0.0.1:{tls_port}",
         "ports": (plain_port, tls_port),
+        "ca": ca_file,
         "stop": stop,
     }
     stop()
@@ -131,7 +135,7 @@ def test_a_recorded_site_replays_offline_over_http_and_https_and_a_page_left_out
     pages = [f"{sites['http']}/index.html", f"{sites['https']}/index.html"]
 
     recorded = {}
-    with WebProxy("record", archive) as proxy:
+    with WebProxy("record", archive, trust=[sites["ca"]]) as proxy:  # type: ignore[list-item]
         for url in pages:
             read, requests = _visit(proxy, url)
             assert "The widget costs 42 dollars." in read

@@ -13,7 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent_benchmarks.records import DatasetSource, Manifest, PredictionRow, ToolCall, Usage
+from agent_benchmarks.records import (
+    DatasetSource,
+    Machine,
+    Manifest,
+    PredictionRow,
+    ResourceUse,
+    ToolCall,
+    Usage,
+)
 from agent_benchmarks.storage import PredictionsWriter
 
 GOLD = "42"
@@ -33,6 +41,7 @@ class Attempt:
     trace: list[ToolCall] | None = None
     details: dict[str, Any] = field(default_factory=dict)
     prediction: str | None = None  # overrides the answer implied by ``correct``
+    resources: ResourceUse | None = None  # what it cost the machine (None: not measured)
 
 
 def task_ids(n: int, prefix: str = "task") -> list[str]:
@@ -71,6 +80,7 @@ def manifest_for(
     timeout_s: float = 1800.0,
     revision: str = "r1",
     extra_settings: dict[str, Any] | None = None,
+    machine: Machine | None = None,
 ) -> Manifest:
     settings: dict[str, Any] = {
         "budgets": dict(BUDGETS if budgets is None else budgets),
@@ -94,6 +104,7 @@ def manifest_for(
         repeat=repeat,
         mode=mode,  # type: ignore[arg-type]
         settings=settings,
+        machine=machine,
     )
 
 
@@ -138,6 +149,7 @@ def row_for(task_id: str, attempt_no: int, a: Attempt, *, suite: str, backend: s
         usage=usage,
         details=a.details,
         level=level,
+        resources=a.resources,
     )
 
 

@@ -19,7 +19,7 @@ from agent_benchmarks.backends.claude_mcp import (
 )
 from agent_benchmarks.backends.claude_stream import audit_calls
 from agent_benchmarks.backends.mcp_options import SURFACES, McpOptions, surface_and_turns
-from agent_benchmarks.backends.mcp_run import DEFINITION, surface_listing
+from agent_benchmarks.backends.mcp_run import DEFINITION, claude_built_ins, surface_listing
 from agent_benchmarks.backends.mcp_servers import SERVERS
 from agent_benchmarks.backends.programs import NODE_BIN
 from agent_benchmarks.isolation.process import ProcessResult
@@ -417,4 +417,10 @@ def test_the_listing_names_arguments_exclusions_and_built_ins() -> None:
     assert "surface upstream" in text
     assert "  goto(url*, timeout)" in text and "  search(query*)" in text
     assert "  screenshot: multimodal" in text
-    assert "built-in Claude Code tools offered: TodoWrite, LS" in text
+    # What Claude Code offers beside the MCP tools is what its requests carry (2.1.330's:
+    # none of upstream's TodoWrite and LS), not what --tools names.
+    built_ins = claude_built_ins(settings, "2.1.330 (Claude Code)")
+    assert built_ins.splitlines()[0] == "built-in Claude Code tools offered: none"
+    assert "--tools names TodoWrite, LS (upstream's); 2.1.330 has none" in built_ins
+    assert "DeferredToolPlaceholder" in built_ins and "this one is" not in built_ins
+    assert "this one is 2.2.0 (Claude Code)" in claude_built_ins(settings, "2.2.0 (Claude Code)")

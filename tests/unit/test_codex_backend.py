@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import shutil
 import tomllib
 from pathlib import Path
 
@@ -10,6 +11,8 @@ from agent_benchmarks.backends.base import PreparedTask
 from agent_benchmarks.backends.codex_mcp import (
     CODEX_BUILT_INS,
     DISABLED_FEATURES,
+    ROLLOUT,
+    SESSIONS,
     CodexMcpBackend,
     CodexSettings,
     codex_config,
@@ -76,7 +79,7 @@ def test_the_recorded_run_reads_into_trace_usage_and_answer() -> None:
     assert run.calls[0].output == "Navigated. HTTP 200 OK." and run.calls[0].error is None
     assert r"| LW\-1024 |" in (run.calls[1].output or "")
     assert run.answer == "<ANSWER>$24.00</ANSWER>"
-    assert run.usage.input_tokens == 77975 - 38986 and run.usage.cache_read_tokens == 38986
+    assert run.usage.input_tokens == 77994 - 38995 and run.usage.cache_read_tokens == 38995
     assert run.usage.output_tokens == 31 and run.usage.turns == 1
     assert run.notices and "Model metadata" in run.notices[0]
     assert run.failure is None and run.problems == []
@@ -98,15 +101,45 @@ def test_the_backend_audits_the_recorded_run(tmp_path: Path) -> None:
         stderr=fixture(RUN / "stderr.txt").read_text(),
         duration_s=3.0,
     )
+    # Without Codex's rollout (killed before it wrote one), the refused call's name is
+    # all its log has: after what ran, with no arguments.
     outcome = backend.outcome(prepared, result)
     assert outcome.status == "ok" and outcome.output == "<ANSWER>$24.00</ANSWER>"
     assert outcome.details["contaminated"] is False  # the resource listing is a built-in
     assert outcome.details["refused_calls"] == [
         {"name": "exec_command", "args": {}, "why": "unsupported call: Codex offers no such tool"}
     ]
-    # the refused call is in the trace too, after what ran
     assert [c.name for c in outcome.trace][-1] == "exec_command"
     assert outcome.trace[-1].error is not None
+    assert outcome.details["call_order"] == "completed, refused last"
+    # With it (the attempt's sessions folder, as Codex leaves it): every call in the order
+    # the model made it, the refused one with the command it tried, and each MCP call's
+    # latency as Codex measured it; the rollout is kept in the attempt folder.
+    dated = tmp_path / SESSIONS / "2026" / "11" / "27"
+    dated.mkdir(parents=True)
+    shutil.copy(fixture(RUN / "rollout.jsonl"), dated / "rollout-2026-11-27T06-52-47-x.jsonl")
+    outcome = backend.outcome(prepared, result)
+    assert [c.name for c in outcome.trace] == [
+        "mcp__browser__goto",
+        "mcp__browser__markdown",
+        "exec_command",
+        "mcp__codex__list_mcp_resources",
+    ]
+    refused = outcome.trace[2]
+    assert refused.args == {"cmd": "cat /etc/passwd"} and refused.error is not None
+    assert refused.latency_ms is None  # it never ran
+    assert outcome.details["refused_calls"] == [
+        {
+            "name": "exec_command",
+            "args": {"cmd": "cat /etc/passwd"},
+            "why": "unsupported call: Codex offers no such tool",
+        }
+    ]
+    latencies = [c.latency_ms for c in outcome.trace if c.name.startswith("mcp__")]
+    assert all(ms is not None and 0 < ms < 5000 for ms in latencies), latencies
+    assert outcome.trace[0].output == "Navigated. HTTP 200 OK."  # from the events, as before
+    assert outcome.details["call_order"] == "as made"
+    assert (tmp_path / ROLLOUT).is_file() and not (tmp_path / SESSIONS).exists()
     # a call that ran outside the surface contaminates the row
     stdout = result.stdout.replace('"tool":"markdown"', '"tool":"nodeDetails"')
     foreign = backend.outcome(prepared, ProcessResult(**(vars(result) | {"stdout": stdout})))

@@ -301,6 +301,7 @@ def test_bare_webbench_ids_of_older_runs_are_read_in_todays_form(tmp_path: Path)
     assert loaded is not None and loaded.task_ids == [task.id, "webbench-0"]
 
 
+@pytest.mark.timeout(900)  # a dozen short commands, each allowed a minute
 def test_webbench_selection_flags_on_the_command_line(tmp_path: Path) -> None:
     env = {"HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(tmp_path / "empty")}  # the shipped copy
 

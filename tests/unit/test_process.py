@@ -612,3 +612,23 @@ def test_a_freed_slot_wakes_the_attempt_it_lets_go_without_waiting_for_a_poll(
         thread.join(max(0.0, started + 10 - time.monotonic()))
     assert not any(thread.is_alive() for thread in threads)  # no hand-off waited for a poll
     assert begun == list(range(8)) and holding == [0, 2]
+
+
+def test_an_agent_that_says_it_will_wait_without_end_is_stopped_there(tmp_path: Path) -> None:
+    # Printed in two writes, the line split between them: the match is still found.
+    code = (
+        "import sys, time\n"
+        "sys.stdout.write('working\\nReconnecting... wai'); sys.stdout.flush(); time.sleep(0.2)\n"
+        "print('ting for network (refused)', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    spec = python(code, tmp=tmp_path, timeout_s=30, give_up_on="Reconnecting[^\n]*")
+    started = time.monotonic()
+    result = run_process(spec)
+    assert time.monotonic() - started < 10
+    assert result.gave_up == "Reconnecting... waiting for network (refused)"
+    assert not result.timed_out and not result.interrupted
+    assert result.stdout.startswith("working\n")
+    # Without the pattern nothing is watched: the same agent runs to its deadline.
+    plain = run_process(python(code, tmp=tmp_path, timeout_s=1))
+    assert plain.timed_out and plain.gave_up is None

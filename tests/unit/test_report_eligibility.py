@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 from typing import Any, get_args
 
-from agent_benchmarks.records import ToolCall
+from agent_benchmarks.records import Machine, ResourceUse, ToolCall
 from agent_benchmarks.report.compare import compare_runs
 from agent_benchmarks.report.eligibility import MAX_MISS_RATE, UNCAPPED, budgets_of
 from agent_benchmarks.report.load import load_run, load_runs
 from agent_benchmarks.report.schema import ReasonCode, StackRow
-from tests.unit.report_builders import Attempt, make_run, uniform
+from tests.unit.report_builders import Attempt, make_run, task_ids, uniform
 
 
 def rows(*dirs: Path) -> dict[str, StackRow]:
@@ -310,10 +310,46 @@ def test_every_reason_code_can_fire_at_once(tmp_path: Path) -> None:
     with open(bad / "predictions.jsonl", "a") as fh:
         fh.write(json.dumps({**upstream_row, "timed_out": False, "returncode": 0}) + "\n")
     # bad records no surface: a run from before --surface, so strict
-    good = make_run(tmp_path, "good", backend="claude-mcp/agent-browser", extra_settings=UPSTREAM)
+    good = make_run(
+        tmp_path,
+        "good",
+        backend="claude-mcp/agent-browser",
+        extra_settings=UPSTREAM,
+        machine=MACHINE,
+    )
+    # bad's figures come from another kind of machine
+    manifest = json.loads((bad / "manifest.json").read_text())
+    manifest["machine"] = OTHER_MACHINE.model_dump()
+    (bad / "manifest.json").write_text(json.dumps(manifest))
     result = rows(good, bad)
     fired = codes(result["bad"]) | {r.code for r in result["bad"].eligibility.per_task_reasons}
     assert fired == set(get_args(ReasonCode))
+
+
+MACHINE = Machine(cpu_model="Xeon", cores=2, memory_bytes=24 << 30, kernel="6.18")
+OTHER_MACHINE = MACHINE.model_copy(update={"cores": 16})
+
+
+def test_resource_figures_from_different_machines_are_not_comparable(tmp_path: Path) -> None:
+    """The machine record decides: different kinds of machine make both rows ineligible;
+    the same kind, or a run that records none (from before), does not."""
+    a = make_run(tmp_path, "a", machine=MACHINE)
+    b = make_run(tmp_path, "b", backend="claude-mcp/agent-browser", machine=OTHER_MACHINE)
+    result = rows(a, b)
+    assert codes(result["a"]) == codes(result["b"]) == {"machine"}
+    message = result["a"].eligibility.reasons[0].message
+    assert "16 cores" in message and "2 cores" in message and "not comparable" in message
+    same = make_run(tmp_path, "same", backend="claude-mcp/agent-browser", machine=MACHINE)
+    old = make_run(tmp_path, "old", backend="claude-mcp/lightpanda")
+    assert all(codes(row) == set() for row in rows(a, same, old).values())
+
+
+def test_a_run_whose_attempts_ran_on_several_kinds_of_machine_says_so(tmp_path: Path) -> None:
+    node = ResourceUse(peak_bytes=1 << 30, cpu_user_s=1.0, cpu_system_s=0.1, machine="0" * 12)
+    outcomes = {t: [Attempt(resources=node)] for t in task_ids(10)}
+    mixed = make_run(tmp_path, "mixed", outcomes, machine=MACHINE)
+    assert codes(rows(mixed)["mixed"]) == {"machine"}
+    assert "2 kinds of machine" in rows(mixed)["mixed"].eligibility.reasons[0].message
 
 
 def test_refused_calls_are_counted_and_never_make_a_row_ineligible(tmp_path: Path) -> None:

@@ -78,9 +78,9 @@ def test_html_escapes_everything_from_runs(tmp_path: Path) -> None:
 def test_html_is_self_contained_with_its_charts(tmp_path: Path) -> None:
     report, runs = build(tmp_path)
     page = render_html(report, runs)
-    for chart in ("scatter", "durations", "heatmap"):
+    for chart in ("scatter", "cost-per-success", "durations", "heatmap"):
         assert f'data-chart="{chart}"' in page
-    assert page.count("<svg") == 2
+    assert page.count("<svg") == 3
     # Nothing to fetch: no scripts, external styles, images or fonts.
     for needle in ("<script", '<link rel="stylesheet"', "<img", "@import", "url("):
         assert needle not in page

@@ -81,6 +81,7 @@ from agent_benchmarks.backends.web_routing import (
 from agent_benchmarks.environ import current as current_environment
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.isolation.process import ProcessResult, ProcessSpec
+from agent_benchmarks.isolation.resources import AGENT, CHROMIUM_RULES, ENGINE, RoleRule
 from agent_benchmarks.prompts import RESEARCH_ANSWER_ONLY, SuitePrompt
 from agent_benchmarks.provenance import utc_stamp
 from agent_benchmarks.records import ToolCall, Usage
@@ -88,6 +89,21 @@ from agent_benchmarks.redact import redact_text
 from agent_benchmarks.search import SEARCH_SETTINGS
 from agent_benchmarks.spec import Options, RunSpec, option
 from agent_benchmarks.suite import SuiteDef
+
+# The roles of an attempt's processes: Chromium or Lightpanda (serving CDP) is the engine;
+# agent-browser (the chat loop, the commands it runs and their daemon) is the agent; the
+# attempt's driver, which meters the gateway and closes the session, is the harness's.
+CHAT_ROLES = (
+    *CHROMIUM_RULES,
+    RoleRule(ENGINE, exe=r"^lightpanda$"),
+    RoleRule("harness", args=r"-m agent_benchmarks\.backends\.agent_browser_chat_attempt"),
+    RoleRule(
+        AGENT,
+        exe=r"^agent-browser",
+        note="agent-browser chat: its loop, the commands it runs and their browser daemon",
+    ),
+    RoleRule(AGENT, args=r"^\S*node\S*\s+\S*/agent-browser(\s|$)"),  # npm's node shim
+)
 
 NAME = "agent-browser-chat"
 ENGINES = ("chrome", "lightpanda")
@@ -373,6 +389,7 @@ def _tool_call(
         error=error,
         result_bytes=len(output.encode()),
         output=truncated,
+        output_chars=len(output),
     )
 
 
@@ -538,7 +555,9 @@ class AgentBrowserChatBackend:
         config_path = workdir / "attempt.json"
         config_path.write_text(json.dumps(attempt, indent=2) + "\n", encoding="utf-8")
         argv = [sys.executable, "-m", "agent_benchmarks.backends.agent_browser_chat_attempt"]
-        return ProcessSpec(argv=[*argv, str(config_path)], env=env, cwd=workdir, timeout_s=None)
+        return ProcessSpec(
+            argv=[*argv, str(config_path)], env=env, cwd=workdir, timeout_s=None, roles=CHAT_ROLES
+        )
 
     def outcome(self, prepared: PreparedTask, result: ProcessResult) -> AgentOutcome:
         from agent_benchmarks.backends.agent_browser_chat_attempt import CLEANUP_LOG, METER_LOG

@@ -10,6 +10,7 @@ process groups, timeouts, rows, resume, progress.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -116,6 +117,36 @@ def process_failure(result: ProcessResult, program: str) -> tuple[Status, str, s
     if result.signal is not None:
         return "error", "crash", f"{program} died of signal {result.signal}"
     return None
+
+
+# Characters per token where no provider count is at hand: the estimate rows of a backend
+# without usage already use (Usage.estimated).
+CHARS_PER_TOKEN = 4
+REPLY_TOKENS_HOW = (
+    "each tool reply's characters as the model got them (before the row's truncation), and "
+    "its tokens: by the provider's count where the agent's trace gives each model call's "
+    "usage (the native runner: the prompt's growth from the call before the reply to the "
+    "call after it, less the model's own output; replies of one turn share it by their "
+    "characters), else characters / 4 flagged output_tokens_estimated (Claude Code's "
+    "stream gives no per-call output count, Codex's usage is per turn, and agent-browser "
+    "chat's gateway meter does not tie its per-request usage to the commands of its log)"
+)
+
+
+def with_reply_sizes(calls: list[ToolCall]) -> list[ToolCall]:
+    """``calls`` with each reply's tokens where the backend gave no count of the
+    provider's: its characters / :data:`CHARS_PER_TOKEN`, flagged as an estimate."""
+    return [
+        call.model_copy(
+            update={
+                "output_tokens": math.ceil(call.output_chars / CHARS_PER_TOKEN),
+                "output_tokens_estimated": True,
+            }
+        )
+        if call.output_tokens is None and call.output_chars is not None
+        else call
+        for call in calls
+    ]
 
 
 def json_records(lines: list[str], problems: list[str]) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -57,6 +57,7 @@ from agent_benchmarks.backends.mcp_servers import (
     McpServerDef,
     check_tavily_key,
     find_server_programs,
+    stack_roles,
     tool_surface,
     web_search_server,
 )
@@ -64,6 +65,7 @@ from agent_benchmarks.backends.programs import node_binary, program_version
 from agent_benchmarks.environ import current as current_environment
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.isolation.process import ProcessResult, ProcessSpec
+from agent_benchmarks.isolation.resources import AGENT, RoleRule
 from agent_benchmarks.pricing import PriceTable, load_price_table
 from agent_benchmarks.records import ToolCall
 from agent_benchmarks.redact import add_secret, secrets_in_json
@@ -76,6 +78,9 @@ from agent_benchmarks.search import (
     summarise_log,
 )
 from agent_benchmarks.search import SERVER_NAME as SEARCH_SERVER_NAME
+
+# Claude Code's processes (its native binary, and a child of its own) are the agent.
+CLAUDE_CODE_ROLE = RoleRule(AGENT, exe=r"^claude")
 
 WEB_SEARCH_TOOL = MCP_TOOL_NAME  # --search tavily's one search
 # Upstream's defaults: its MCP runner passes the alias `sonnet`, sets no turn cap and gives
@@ -109,6 +114,12 @@ BUILT_IN_TOOLS = (
 # and are denied here.
 UPSTREAM_BUILT_INS = ("TodoWrite", "LS")
 SURFACE_BUILT_INS: dict[str, tuple[str, ...]] = {"upstream": UPSTREAM_BUILT_INS, "strict": ()}
+# What the requests of the pinned Claude Code (2.1.330) offer the model beside the MCP
+# tools, on either surface (seen by the scripted model: tests/e2e/test_mcp_runner.py): no
+# built-in tool, and one reserved name, which it describes as "Reserved placeholder that
+# keeps deferred tool loading active; never call this tool."
+PINNED_CLAUDE_CODE = "2.1.330"
+SENT_BESIDE_MCP = ("DeferredToolPlaceholder",)
 
 # What Claude Code must not phone home or update while measured.
 QUIET_ENV = {
@@ -263,7 +274,12 @@ class ClaudeMcpBackend:
             message = f"{prepared.text}\n\n{block}"
             prepared.details["attachments"] = records
         return ProcessSpec(
-            argv=argv, env=env, cwd=prepared.workdir, timeout_s=None, stdin_text=message
+            argv=argv,
+            env=env,
+            cwd=prepared.workdir,
+            timeout_s=None,
+            stdin_text=message,
+            roles=stack_roles(CLAUDE_CODE_ROLE, self.definition, s),
         )
 
     def _search_tools(self) -> set[str]:

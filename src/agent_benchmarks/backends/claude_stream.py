@@ -284,6 +284,7 @@ def parse_stream(text: str, max_output_chars: int = 8000) -> ClaudeRun:
                         "error": (output or "error") if block.get("is_error") is True else None,
                         "result_bytes": len(body.encode()),
                         "output": output,
+                        "output_chars": len(body),
                     }
                 )
         elif kind == "result":

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,14 @@ from agent_benchmarks.backends.base import (
     PreparedTask,
     process_failure,
 )
-from agent_benchmarks.backends.codex_stream import CodexRun, parse_events, unsupported_calls
+from agent_benchmarks.backends.codex_stream import (
+    CodexRun,
+    RolloutCall,
+    ordered_calls,
+    parse_events,
+    read_rollout,
+    unsupported_calls,
+)
 from agent_benchmarks.backends.lightpanda import bundled_binary, check_binary
 from agent_benchmarks.backends.mcp_options import (
     DEFAULT_MCP_TOOL_TIMEOUT_MS,
@@ -49,6 +57,7 @@ from agent_benchmarks.backends.mcp_servers import (
     McpServerDef,
     check_tavily_key,
     find_server_programs,
+    stack_roles,
     tool_surface,
     web_search_server,
 )
@@ -56,6 +65,7 @@ from agent_benchmarks.backends.programs import node_binary, program_version
 from agent_benchmarks.environ import current as current_environment
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.isolation.process import MARKER_ENV, ProcessResult, ProcessSpec
+from agent_benchmarks.isolation.resources import AGENT, RoleRule
 from agent_benchmarks.records import ToolCall
 from agent_benchmarks.search import (
     BASE_URL_ENV,
@@ -67,6 +77,9 @@ from agent_benchmarks.search import (
     summarise_log,
 )
 from agent_benchmarks.search import SERVER_NAME as SEARCH_SERVER_NAME
+
+# Codex: npm's node shim, and the native binary it runs (the agent's loop).
+CODEX_ROLE = RoleRule(AGENT, args=r"(^|/)codex(\.js)?\s+exec(\s|$)")
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 KEY_VAR = "OPENAI_API_KEY"
@@ -87,6 +100,17 @@ CODEX_BUILT_INS = (
     "request_user_input",
 )  # fmt: skip
 _SERVER_FAILED = "required MCP servers failed to initialize"
+REQUEST_RETRIES = 4  # Codex 0.169.0's own default, written down
+# What Codex 0.169.0 prints once its request retries (about 3 s) could not reach the model:
+# it then waits for the network without end (5, 10, 20 s... apart, whatever
+# stream_max_retries says), so the attempt is ended there, a model_api error.
+_UNREACHABLE = r"Reconnecting\.\.\. waiting for network[^\"\n]*"
+# Where the attempt's rollout is kept: Codex's sessions folder (in its private CODEX_HOME)
+# is a link to this folder of the attempt's, so that it comes back from a cluster node
+# with the attempt; once read, the rollout is the attempt folder's ROLLOUT file.
+SESSIONS = "codex-sessions"
+ROLLOUT = "codex-rollout.jsonl"
+_REFUSED_WHY = "unsupported call: Codex offers no such tool"
 _BUILT_IN_NAMES = frozenset(f"mcp__codex__{t}" for t in CODEX_BUILT_INS) | set(CODEX_BUILT_INS)
 
 
@@ -175,6 +199,9 @@ def codex_config(
                 "base_url": base_url,
                 "env_key": KEY_VAR,
                 "wire_api": "responses",
+                # Codex retries a failed request 4 times (about 3 s); a stream that drops
+                # mid-reply it reconnects up to 5 times, as it would for any user.
+                "request_max_retries": REQUEST_RETRIES,
             }
         },
         "mcp_servers": servers,
@@ -234,10 +261,13 @@ class CodexMcpBackend:
         codex_home.mkdir(parents=True, exist_ok=True)
         (codex_home / "config.toml").write_text(config, encoding="utf-8")
         (prepared.workdir / CONFIG_COPY).write_text(config, encoding="utf-8")
+        # Not --ephemeral: Codex's rollout has what its events leave out (the refused
+        # calls with their arguments, in order; each MCP call's duration).
+        (prepared.workdir / SESSIONS).mkdir(exist_ok=True)
+        (codex_home / "sessions").symlink_to(prepared.workdir / SESSIONS)
         argv = [
-            s.codex, "exec", "--json", "--skip-git-repo-check", "--ephemeral",
-            "--strict-config", "--ignore-rules", "--cd", str(prepared.workdir),
-            "--model", s.model, "-",
+            s.codex, "exec", "--json", "--skip-git-repo-check", "--strict-config",
+            "--ignore-rules", "--cd", str(prepared.workdir), "--model", s.model, "-",
         ]  # fmt: skip
         env = {k: v for k, v in current_environment().items() if not k.startswith("CODEX_")}
         env |= {"CODEX_HOME": str(codex_home), "HOME": str(prepared.workdir / "home")}
@@ -248,7 +278,13 @@ class CodexMcpBackend:
             message = f"{prepared.text}\n\n{block}"
             prepared.details["attachments"] = records
         return ProcessSpec(
-            argv=argv, env=env, cwd=prepared.workdir, timeout_s=None, stdin_text=message
+            argv=argv,
+            env=env,
+            cwd=prepared.workdir,
+            timeout_s=None,
+            stdin_text=message,
+            roles=stack_roles(CODEX_ROLE, self.definition, s),
+            give_up_on=_UNREACHABLE,
         )
 
     def outcome(self, prepared: PreparedTask, result: ProcessResult) -> AgentOutcome:
@@ -261,19 +297,32 @@ class CodexMcpBackend:
             for c in run.calls
             if c.name not in allowed and c.name not in _BUILT_IN_NAMES
         ]
-        refused = [
-            {"name": name, "args": {}, "why": "unsupported call: Codex offers no such tool"}
-            for name in unsupported_calls(result.stderr)
-        ]
-        refused += self.definition.refusals(prepared.workdir)
-        trace = run.calls + [
+        rollout = _keep_rollout(prepared.workdir)
+        if rollout is not None:
+            trace = ordered_calls(run.calls, rollout, _REFUSED_WHY)
+            refused = [
+                {"name": c.name, "args": c.args, "why": _REFUSED_WHY} for c in rollout if c.refused
+            ]
+        else:  # no rollout (Codex killed before writing one): the names from its log
+            refused = [
+                {"name": name, "args": {}, "why": _REFUSED_WHY}
+                for name in unsupported_calls(result.stderr)
+            ]
+            trace = [*run.calls, *(ToolCall(name=r["name"], error=_REFUSED_WHY) for r in refused)]
+        others = self.definition.refusals(prepared.workdir)
+        refused += others
+        trace += [
             ToolCall(name=r["name"], args=r["args"], error=r["why"])
-            for r in refused
+            for r in others
             if r["name"] != f"mcp__{SERVER_NAME}__shell"  # the shell's are in the trace
         ]
         details: dict[str, Any] = {
             "model_id": self.config.model,
             "codex_thread": run.thread_id,
+            # Each MCP call's latency is Codex's own (the rollout's duration); a refused
+            # call never ran and has none; without a rollout, calls are in completion
+            # order, refused ones last and without their arguments.
+            "call_order": "as made" if rollout is not None else "completed, refused last",
             "codex_notices": run.notices,
             "contaminated": bool(foreign),
             "foreign_calls": foreign,
@@ -297,13 +346,36 @@ class CodexMcpBackend:
         )
 
 
+def _keep_rollout(workdir: Path) -> list[RolloutCall] | None:
+    """The attempt's rollout, read and kept as ``ROLLOUT`` in the attempt folder (Codex's
+    dated folders around it removed); None when Codex wrote none."""
+    sessions = workdir / SESSIONS
+    found = sorted(sessions.rglob("rollout-*.jsonl")) if sessions.is_dir() else []
+    if found:
+        found[-1].replace(workdir / ROLLOUT)
+    shutil.rmtree(sessions, ignore_errors=True)
+    if not (workdir / ROLLOUT).is_file():
+        return None
+    return read_rollout(workdir / ROLLOUT)
+
+
+# The words of Codex's failures that come from reaching the model (its HTTP client's
+# errors, the stream, the API's answers): a model_api error, an infrastructure failure.
+_MODEL_API_WORDS = (
+    "http", "stream", "status", "rate limit", "connection", "error sending request",
+    "timed out", "timeout",
+)  # fmt: skip
+
+
 def _classify(result: ProcessResult, run: CodexRun) -> tuple[Any, str | None, str | None]:
+    if result.gave_up is not None and not result.timed_out:
+        return "error", "model_api", f"Codex could not reach the model: {result.gave_up}"
     failed = process_failure(result, "codex")
     if failed is not None:
         return failed
     if run.failure is not None:
         message = run.failure[:500]
-        api = any(w in message.lower() for w in ("http", "stream", "status", "rate limit"))
+        api = any(w in message.lower() for w in _MODEL_API_WORDS)
         return "error", "model_api" if api else "agent_error", message
     if _SERVER_FAILED in result.stderr:
         # From Codex's own words on: the line starts with a log prefix and repeats them.

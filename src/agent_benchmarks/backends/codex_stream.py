@@ -1,18 +1,27 @@
 """Reading ``codex exec --json``: its JSONL events into the trace, usage and answer a row
-holds, and the calls Codex refused (which its event stream leaves out) from its log.
+holds, and the calls Codex refused (which its event stream leaves out) from its rollout.
 
 Codex 0.169.0 prints ``thread.started``, ``turn.started``, ``item.started`` /
 ``item.completed`` (items: ``agent_message``, ``reasoning``, ``mcp_tool_call``,
 ``command_execution``, ``file_change``, ``web_search``, ``todo_list``, ``error``, ...),
-``turn.completed`` with the turn's usage, or ``turn.failed`` / ``error``. A tool call the
-model makes that Codex does not offer never becomes an item: Codex answers it with
-``unsupported call: <name>`` and logs that line on stderr, which is where the audit finds it.
+``turn.completed`` with the turn's usage, or ``turn.failed`` / ``error``. Those events carry
+no time. A tool call the model makes that Codex does not offer never becomes an item:
+Codex answers it with ``unsupported call: <name>`` and logs that line on stderr, without
+its arguments.
+
+Codex's rollout (the session file it writes unless ``--ephemeral``; one JSON object a line)
+has what the events leave out, in the order the model made its calls: every
+``function_call`` (name, MCP namespace, arguments, call id) and its
+``function_call_output`` (a refused call's is ``unsupported call: <name>``), and for each
+MCP call an ``item_completed`` event with Codex's own ``duration`` of the call.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from agent_benchmarks.backends.base import json_records
@@ -56,6 +65,7 @@ def _call_of(item: dict[str, Any]) -> ToolCall | None:
             error=(message or "failed") if failed or message else None,
             result_bytes=len(output.encode()),
             output=output[:OUTPUT_CHARS],
+            output_chars=len(output),
         )
     if kind == "command_execution":
         output = str(item.get("aggregated_output") or "")
@@ -64,6 +74,7 @@ def _call_of(item: dict[str, Any]) -> ToolCall | None:
             args={"command": item.get("command")},
             error=None if item.get("exit_code") in (0, None) else f"exit {item.get('exit_code')}",
             output=output[:OUTPUT_CHARS],
+            output_chars=len(output),
         )
     if kind in ("file_change", "web_search", "collab_tool_call", "image_view"):
         args = {k: v for k, v in item.items() if k not in ("id", "type", "status")}
@@ -111,3 +122,86 @@ def parse_events(stdout: str) -> CodexRun:
 def unsupported_calls(stderr: str) -> list[str]:
     """The names of the calls Codex refused as unsupported (not offered), in order."""
     return _UNSUPPORTED.findall(stderr)
+
+
+REFUSED = "unsupported call: "  # Codex's answer to a call of a tool it does not offer
+
+
+@dataclass
+class RolloutCall:
+    """One tool call as Codex's rollout has it."""
+
+    name: str  # as the trace names it: mcp__<server>__<tool> for an MCP tool
+    args: dict[str, Any]
+    refused: bool  # Codex offers no such tool: it answered the model so, nothing ran
+    latency_ms: float | None  # Codex's own time of an MCP call; None for any other
+
+
+def read_rollout(path: Path) -> list[RolloutCall]:
+    """The tool calls of a rollout file, in the order the model made them."""
+    calls: dict[str, dict[str, Any]] = {}  # call id -> what is known of it, in order
+    for _, record in json_records(path.read_text(encoding="utf-8").splitlines(), []):
+        payload = record.get("payload")
+        if not isinstance(payload, dict):
+            continue
+        kind = payload.get("type")
+        if kind == "function_call" and isinstance(payload.get("call_id"), str):
+            name = str(payload.get("name") or "")
+            namespace = payload.get("namespace")
+            calls[payload["call_id"]] = {
+                "name": f"{namespace}__{name}" if namespace else name,
+                "asked": name,
+                "args": _arguments(payload.get("arguments")),
+            }
+        elif kind == "function_call_output" and payload.get("call_id") in calls:
+            calls[payload["call_id"]]["output"] = payload.get("output")
+        elif kind == "item_completed" and isinstance(payload.get("item"), dict):
+            item = payload["item"]
+            known = calls.get(item.get("id"))
+            if item.get("type") == "McpToolCall" and known is not None:
+                known["name"] = f"mcp__{item.get('server')}__{item.get('tool')}"
+                known["latency_ms"] = _duration_ms(item.get("duration"))
+    return [
+        RolloutCall(
+            name=c["name"],
+            args=c["args"],
+            refused=c.get("output") == f"{REFUSED}{c['asked']}",
+            latency_ms=c.get("latency_ms"),
+        )
+        for c in calls.values()
+    ]
+
+
+def _arguments(text: Any) -> dict[str, Any]:
+    try:
+        value = json.loads(text) if isinstance(text, str) else text
+    except json.JSONDecodeError:
+        return {"arguments": text}  # as the model wrote them, not JSON
+    return value if isinstance(value, dict) else {"arguments": value}
+
+
+def _duration_ms(duration: Any) -> float | None:
+    """Codex's ``{"secs": S, "nanos": N}``, in milliseconds."""
+    if not isinstance(duration, dict):
+        return None
+    return round(int(duration.get("secs") or 0) * 1000 + int(duration.get("nanos") or 0) / 1e6, 3)
+
+
+def ordered_calls(
+    ran: list[ToolCall], rollout: list[RolloutCall], refused_why: str
+) -> list[ToolCall]:
+    """The run's calls in the order the model made them: those that ran (from the events,
+    with the rollout's latency where Codex measured one) and those Codex refused, each
+    with its arguments. A call the events have and the rollout lacks goes last."""
+    left = list(ran)
+    ordered = []
+    for call in rollout:
+        if call.refused:
+            ordered.append(ToolCall(name=call.name, args=call.args, error=refused_why))
+            continue
+        match = next((c for c in left if c.name == call.name and c.args == call.args), None)
+        if match is None:
+            continue  # never completed (the attempt was killed during it)
+        left.remove(match)
+        ordered.append(match.model_copy(update={"latency_ms": call.latency_ms}))
+    return ordered + left

@@ -13,7 +13,7 @@ import importlib.util
 import os
 import re
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -33,6 +33,7 @@ from agent_benchmarks.datasets import sha256_file
 from agent_benchmarks.environ import current as current_environment
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.isolation.process import ProcessResult, ProcessSpec
+from agent_benchmarks.isolation.resources import AGENT, ENGINE, RoleRule
 from agent_benchmarks.provenance import default_run_dir
 from agent_benchmarks.records import ToolCall
 from agent_benchmarks.search import (
@@ -41,12 +42,20 @@ from agent_benchmarks.search import (
     DEFAULT_SEARCH,
     KEY_ENV,
     SEARCH_SETTINGS,
+    blocking_pattern,
     key_problem,
     summarise_calls,
 )
 from agent_benchmarks.spec import Options, option
 
 NAME = "lightpanda-native"
+# One process is the whole stack: its resource figures are one role, and say so.
+NATIVE_ROLE = RoleRule(
+    f"{ENGINE}+{AGENT}",
+    exe=r"^lightpanda$",
+    note="lightpanda agent: its agent loop and its browser engine are one process, measured "
+    "together",
+)
 
 # Providers whose key Lightpanda reads from the environment; checked before a run starts
 # so a missing key is one clear message rather than N failed tasks.
@@ -181,11 +190,13 @@ class LightpandaBackend:
         if self.config.search_setting == "tavily":
             # Lightpanda's own search tool makes the calls with its own request (1.0.2 sends
             # the query and max_results 10, Tavily's default depth: seen by the e2e test's
-            # stand-in), not the web_search server's parameters, and no result is dropped
-            # (--block-urls blocks opening a page, not seeing it listed).
+            # stand-in), not the web_search server's parameters; it drops results matching
+            # --block-urls itself, uncounted (see tavily_spend).
             settings["search_via"] = (
                 "lightpanda's search tool, --search-engine tavily (its own request: "
-                "max_results 10, Tavily's default depth; results not filtered)"
+                "max_results 10, Tavily's default depth; results matching --block-urls "
+                "dropped by Lightpanda before the model sees them, uncounted: rows list "
+                "the results shown, and dropped is null when blocking)"
             )
         version = self._programs.get("lightpanda")
         default = DEFAULT_MODELS.get((version or "", self.config.provider))
@@ -227,7 +238,9 @@ class LightpandaBackend:
         for pattern in prepared.block_urls:
             argv += ["--block-urls", pattern]
         argv += lightpanda_web_args(prepared.web)
-        return ProcessSpec(argv=argv, env=env, cwd=prepared.workdir, timeout_s=None)
+        return ProcessSpec(
+            argv=argv, env=env, cwd=prepared.workdir, timeout_s=None, roles=(NATIVE_ROLE,)
+        )
 
     def outcome(self, prepared: PreparedTask, result: ProcessResult) -> AgentOutcome:
         summary = read_trace(prepared.workdir / "trace.jsonl")
@@ -242,7 +255,7 @@ class LightpandaBackend:
         if summary.problems:
             details["trace_problems"] = summary.problems
         if self.search.get("engine") == "tavily":
-            details["search"] = tavily_spend(summary.calls)
+            details["search"] = tavily_spend(summary.calls, prepared.block_urls)
         status, error_class, error = classify(result, output, stderr)
         return AgentOutcome(
             status=status,
@@ -255,26 +268,58 @@ class LightpandaBackend:
         )
 
 
-def tavily_spend(calls: list[ToolCall]) -> dict[str, Any]:
+def tavily_spend(calls: list[ToolCall], blocked: Sequence[str] = ()) -> dict[str, Any]:
     """``details.search`` for an attempt whose ``search`` tool asked Tavily (pinned, or
     Lightpanda's auto with TAVILY_API_KEY set), in the shape of the web_search server's, so
     compare shows the credits beside cost. Lightpanda makes the request itself and sends no
     search_depth (seen by the e2e test's stand-in), so each call that answered is one basic
-    search; a call that failed is counted as an error, not as spend."""
+    search; a call that failed is counted as an error, not as spend.
+
+    Each call's ``urls`` are the results the model was shown, read from the trace (the
+    tool's text, ``--trace-results``). Lightpanda 1.0.2 drops results whose URL matches its
+    ``--block-urls`` before the model sees them, and says nothing of it: the list is
+    renumbered, no count is kept, and Tavily's reply never reaches the harness. So with
+    blocking, ``dropped`` is unknown (None), ``dropped_at_most`` bounds it (Lightpanda asks
+    for ``max_results`` 10), and ``shown_blocked`` lists any shown result a pattern matches
+    (none, while Lightpanda filters); without blocking nothing can be dropped."""
     credits = CREDITS_PER_DEPTH["basic"]
-    records = [
-        {
-            "query": c.args.get("query"),
-            "latency_ms": c.latency_ms,
-            "error": c.error,
-            "credits": 0 if c.error else credits,
+    records = []
+    for call in calls:
+        if call.name != "search":
+            continue
+        urls = _RESULT_URL.findall(call.output or "") if not call.error else []
+        record: dict[str, Any] = {
+            "query": call.args.get("query"),
+            "urls": urls,
+            "dropped": None if blocked else [],
+            "latency_ms": call.latency_ms,
+            "error": call.error,
+            "credits": 0 if call.error else credits,
         }
-        for c in calls
-        if c.name == "search"
-    ]
-    return summarise_calls(records) | {
+        if blocked and not call.error:
+            record["dropped_at_most"] = max(0, LIGHTPANDA_MAX_RESULTS - len(urls))
+            record["shown_blocked"] = [u for u in urls if blocking_pattern(u, blocked)]
+        records.append(record)
+    summary = summarise_calls(records) | {
         "credits_rule": "one basic search per answered call (Lightpanda's own request)"
     }
+    if blocked:
+        summary["dropped"] = None
+        summary["dropped_at_most"] = sum(r.get("dropped_at_most", 0) for r in records)
+        summary["dropped_rule"] = DROPPED_RULE
+    return summary
+
+
+# Lightpanda 1.0.2's Tavily request asks for this many results (seen by the stand-in).
+LIGHTPANDA_MAX_RESULTS = 10
+# Why a blocking native run's rows say dropped: null (the manifest's search_via says it too).
+DROPPED_RULE = (
+    "Lightpanda drops results matching --block-urls before the model sees them and reports "
+    "no count: urls are the results shown; dropped is unknown, at most max_results 10 less "
+    "those shown"
+)
+# One result of its search tool's text: "N. **Title** — URL", then the snippet.
+_RESULT_URL = re.compile(r"^\d+\. \*\*.*\*\* — (\S+)\s*$", re.MULTILINE)
 
 
 def classify(result: ProcessResult, output: str, stderr: str) -> tuple[Any, str | None, str | None]:

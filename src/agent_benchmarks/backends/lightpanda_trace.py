@@ -110,6 +110,7 @@ def _tool_call(rec: dict[str, Any], max_output_chars: int) -> ToolCall:
         error=(output or "error") if rec.get("error") is True else None,
         result_bytes=_int(rec.get("result_bytes")),
         output=output,
+        output_chars=len(result) if isinstance(result, str) else None,
     )
 
 
@@ -126,6 +127,7 @@ def read_trace(path: Path, max_output_chars: int = 8000) -> TraceSummary:
     # Summed in Usage's convention record by record, so that one record reporting less input
     # than cache (never seen, but nothing forbids it) cannot eat into the others' input.
     totals = dict.fromkeys(_USAGE_FIELDS, 0)
+    replies = _ReplyTokens(summary.calls)
     for number, rec in json_records(lines, summary.problems):
         kind = rec.get("type")
         if kind == "run":
@@ -145,11 +147,13 @@ def read_trace(path: Path, max_output_chars: int = 8000) -> TraceSummary:
             usage = _usage_from_counts(counts, turns=1)
             for name in _USAGE_FIELDS:
                 totals[name] += getattr(usage, name)
+            replies.model_call(counts["input"], counts["output"])
         elif kind == "tool":
             if not isinstance(rec.get("name"), str):
                 summary.problems.append(f"line {number}: tool record without a name")
                 continue
             summary.calls.append(_tool_call(rec, max_output_chars))
+            replies.tool_call()
             if totals["turns"] == 0:
                 summary.preloaded_calls += 1
         else:
@@ -160,6 +164,39 @@ def read_trace(path: Path, max_output_chars: int = 8000) -> TraceSummary:
         summary.problems.append("no end record (agent killed before finishing?)")
     summary.usage = Usage(**totals)
     return summary
+
+
+class _ReplyTokens:
+    """Each tool reply's tokens by the model's own count: the prompt of the model call
+    after a turn's tool calls holds the prompt before it, the model's reply (its output)
+    and the tool replies, so their tokens are the growth of the prompt less that output
+    (with the few tokens framing each message). Several replies of one turn share it by
+    their characters. Replies no later call read (the last, before a kill) are left to the
+    estimate."""
+
+    def __init__(self, calls: list[ToolCall]):
+        self._calls = calls
+        self._pending: list[int] = []  # calls since the last model call
+        self._last: tuple[int, int] | None = None  # its (prompt, output) tokens
+
+    def tool_call(self) -> None:
+        self._pending.append(len(self._calls) - 1)
+
+    def model_call(self, prompt: int, output: int) -> None:
+        pending, last = self._pending, self._last
+        self._pending, self._last = [], (prompt, output)
+        sizes = [self._calls[i].output_chars for i in pending]
+        if last is None or not pending or None in sizes:
+            return  # before the first model call (--url's goto): no prompt to grow from
+        grown = prompt - last[0] - last[1]
+        chars = sum(s or 0 for s in sizes)
+        if grown <= 0 or chars <= 0:
+            return
+        for index, size in zip(pending, sizes, strict=True):
+            share = round(grown * (size or 0) / chars)
+            self._calls[index] = self._calls[index].model_copy(
+                update={"output_tokens": share, "output_tokens_estimated": False}
+            )
 
 
 def parse_usage_line(stderr: str) -> Usage | None:

@@ -55,9 +55,25 @@ def list_tools(request: BuildRequest) -> int | None:
         return 0
     from agent_benchmarks.backends.claude_mcp import claude_surface
 
-    settings, definition, _, arguments = claude_surface(request)
-    print(surface_listing(settings, definition, arguments))
+    settings, definition, versions, arguments = claude_surface(request)
+    listing = surface_listing(settings, definition, arguments)
+    print(f"{listing}\n{claude_built_ins(settings, versions['claude-code'])}")
     return 0
+
+
+def claude_built_ins(settings: McpSettings, version: str) -> str:
+    """What Claude Code offers the model beside the MCP tools: what its requests carry, not
+    what ``--tools`` names (upstream's surface names TodoWrite and LS, which 2.1.330 lacks)."""
+    from agent_benchmarks.backends.claude_mcp import PINNED_CLAUDE_CODE, SENT_BESIDE_MCP
+
+    named = ", ".join(settings.built_in_tools)
+    lines = ["built-in Claude Code tools offered: none"]
+    if named:
+        lines.append(f"  --tools names {named} (upstream's); {PINNED_CLAUDE_CODE} has none")
+    lines.append(f"  its requests also carry {', '.join(SENT_BESIDE_MCP)} (reserved, never called)")
+    if not version.startswith(f"{PINNED_CLAUDE_CODE} "):
+        lines.append(f"  (as Claude Code {PINNED_CLAUDE_CODE} sends them; this one is {version})")
+    return "\n".join(lines)
 
 
 def surface_listing(
@@ -79,9 +95,9 @@ def surface_listing(
     excluded = definition.excluded_on(settings.surface, settings.search_setting)
     lines.append(f"excluded MCP tools ({len(settings.excluded_tools)}):")
     lines += [f"  {t}: {excluded[t]}" for t in settings.excluded_tools]
-    built_ins = ", ".join(settings.built_in_tools) or "none"
-    always = "ToolSearch always" if agent == "Claude Code" else "none can be turned off"
-    lines.append(f"built-in {agent} tools offered: {built_ins} ({always})")
+    if agent != "Claude Code":
+        built_ins = ", ".join(settings.built_in_tools) or "none"
+        lines.append(f"built-in {agent} tools offered: {built_ins} (none can be turned off)")
     return "\n".join(lines)
 
 

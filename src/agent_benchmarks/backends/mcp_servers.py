@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -49,6 +50,7 @@ from agent_benchmarks.backends.web_routing import (
     lightpanda_web_args,
 )
 from agent_benchmarks.errors import InputError
+from agent_benchmarks.isolation.resources import CHROMIUM_RULES, ENGINE, MCP_SERVER, RoleRule
 from agent_benchmarks.search import (
     BASE_URL_ENV,
     BLOCK_ENV,
@@ -109,6 +111,9 @@ class McpServerDef:
     # A file the server writes in the attempt folder listing the calls it refused (the
     # cli backend's shell), read into the row's refused_calls.
     refusal_log: str | None = None
+    # Its processes' roles, for the resource figures: the server (and what it starts runs
+    # as its role, the engine aside), and the engine when it is not Chromium.
+    roles: tuple[RoleRule, ...] = ()
 
     def stack(self, settings: ServerSettings) -> str:
         """The browser part of the stack's name: the server's, with the program for the
@@ -442,6 +447,34 @@ _CHROME_DEVTOOLS_EXCLUDED = {
     "lighthouse_audit": _PROFILING,
 }
 
+# The roles of the servers' processes (isolation/resources.py). Claude Code's and Codex's
+# command lines hold the whole MCP config, so agents are told by their executables, first.
+LIGHTPANDA_MCP = RoleRule(
+    f"{ENGINE}+{MCP_SERVER}",
+    exe=r"^lightpanda$",
+    args=r"\smcp(\s|$)",
+    note="lightpanda mcp: its MCP server and its browser engine are one process, measured together",
+)
+LIGHTPANDA_ENGINE = RoleRule(ENGINE, exe=r"^lightpanda$")  # serving CDP (lightpanda serve)
+AGENT_BROWSER_WRAPPER = RoleRule(MCP_SERVER, args=r"agent_browser_mcp\.py")
+# agent-browser's commands and their daemon (which detaches: its parent is gone when seen).
+AGENT_BROWSER_PROGRAM = RoleRule(MCP_SERVER, exe=r"^agent-browser")
+CLI_SHELL_ROLE = RoleRule(MCP_SERVER, args=r"-m agent_benchmarks\.backends\.cli_shell")
+SEARCH_SERVER_ROLE = RoleRule("search_server", args=r"-m agent_benchmarks\.search\.server")
+
+
+def stack_roles(
+    agent: RoleRule, server: McpServerDef, settings: ServerSettings
+) -> tuple[RoleRule, ...]:
+    """The roles of an agent CLI's attempt on ``server``: Chromium is the engine, the agent
+    is known by its program, then the server (an npm server by its script, which node
+    runs) and the web_search server."""
+    own = server.roles
+    if server.npm_program is not None and settings.server_program:
+        own = (RoleRule(MCP_SERVER, args=re.escape(settings.server_program)), *own)
+    return (*CHROMIUM_RULES, agent, *own, SEARCH_SERVER_ROLE)
+
+
 SERVERS: dict[str, McpServerDef] = {
     "lightpanda": McpServerDef(
         "lightpanda",
@@ -451,6 +484,7 @@ SERVERS: dict[str, McpServerDef] = {
         search_tools=("search",),
         route_web=_lightpanda_route_web,
         web_routing="lightpanda mcp: " + LIGHTPANDA_WEB_ROUTING,
+        roles=(LIGHTPANDA_MCP,),
     ),
     "agent-browser": McpServerDef(
         "agent-browser",
@@ -460,6 +494,7 @@ SERVERS: dict[str, McpServerDef] = {
         web_routing=AGENT_BROWSER_WEB_ROUTING,
         web_nss_db=True,
         chromium=True,
+        roles=(AGENT_BROWSER_WRAPPER, AGENT_BROWSER_PROGRAM),
     ),
     "agent-browser-lightpanda": McpServerDef(
         "agent-browser-lightpanda",
@@ -467,6 +502,7 @@ SERVERS: dict[str, McpServerDef] = {
         programs=_agent_browser_programs,
         route_web=_agent_browser_route_web,
         web_routing=AGENT_BROWSER_LIGHTPANDA_WEB_ROUTING,
+        roles=(AGENT_BROWSER_WRAPPER, AGENT_BROWSER_PROGRAM, LIGHTPANDA_ENGINE),
     ),
     "browser-use": McpServerDef(
         "browser-use",
@@ -481,6 +517,7 @@ SERVERS: dict[str, McpServerDef] = {
         web_routing=BROWSER_USE_WEB_ROUTING,
         web_nss_db=True,
         chromium=True,
+        roles=(RoleRule(MCP_SERVER, args=r"-m browser_use\.mcp\.server"),),
     ),
     "playwright": McpServerDef(
         "playwright",
@@ -515,6 +552,7 @@ SERVERS: dict[str, McpServerDef] = {
         web_routing=AGENT_BROWSER_WEB_ROUTING,
         web_nss_db=True,
         refusal_log=CLI_LOG,
+        roles=(CLI_SHELL_ROLE, AGENT_BROWSER_PROGRAM, LIGHTPANDA_ENGINE),
     ),
 }
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agent_benchmarks.errors import InputError
-from agent_benchmarks.spec import Options, SelectionSpec
+from agent_benchmarks.spec import DEFAULT_RESOURCE_SAMPLE_MS, Options, SelectionSpec
 
 Main = Callable[[Sequence[str] | None], int]
 
@@ -61,6 +61,16 @@ def non_negative_int(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected 0 or more, got {value}")
     return value
+
+
+def workers_count(text: str) -> int | str:
+    """``--workers``: a count, or ``auto``."""
+    if text == "auto":
+        return text
+    try:
+        return positive_int(text)
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(f"{exc} (or auto)") from None
 
 
 def positive_float(text: str) -> float:
@@ -259,7 +269,15 @@ def add_run_args(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("run")
     group.add_argument("--provider", help="model provider (anthropic, gemini, openai, ...)")
     group.add_argument("--model", help="model id")
-    group.add_argument("--workers", type=positive_int, default=1, help="tasks at once")
+    group.add_argument(
+        "--workers",
+        type=workers_count,
+        default=1,
+        metavar="N|auto",
+        help="tasks at once; auto: from this machine's cores and memory and the stack's "
+        "measured peak (an earlier run of the stack beside the run folder, else a first "
+        "attempt run alone), recorded in the manifest",
+    )
     group.add_argument(
         "--timeout",
         type=positive_float,
@@ -276,6 +294,13 @@ def add_run_args(parser: argparse.ArgumentParser) -> None:
         "6000; a cgroup with no swap where one can be made, else RLIMIT_DATA)",
     )
     group.add_argument(
+        "--resource-sample-ms",
+        type=non_negative_int,
+        metavar="MS",
+        help="sample each attempt's processes for their memory and CPU every MS "
+        f"milliseconds (default: {DEFAULT_RESOURCE_SAMPLE_MS}; 0: not measured)",
+    )
+    group.add_argument(
         "--user-agent",
         metavar="UA",
         help="the browser's User-Agent (native: lightpanda --user-agent; agent-browser chat: "
@@ -290,6 +315,14 @@ def add_run_args(parser: argparse.ArgumentParser) -> None:
         "a .wacz file), "
         "or replay ARCHIVE (served from ARCHIVE alone: nothing reaches the network, and what "
         "it lacks is a recorded miss)",
+    )
+    group.add_argument(
+        "--web-trust",
+        action="append",
+        metavar="PEM",
+        help="with --web record: a CA certificate file the recording proxy trusts beside the "
+        "system's trust store, such as a local site's own test CA (repeatable). A site whose "
+        "certificate neither holds is not recorded: the stack meets it as it would live",
     )
     group.add_argument("--out-dir", type=Path, help="run folder (default: results/<suite>/<UTC>)")
     group.add_argument(

@@ -73,6 +73,17 @@ def _print_scoreboard(report: ComparisonReport, console: Console) -> None:
         for line in matrix_rows:
             matrix.add_row(*line)
         console.print(matrix)
+        if any(row.resources is not None for row in group.rows):
+            # The figures a terminal has room for; --markdown-out and --html-out have all.
+            shown = [3, 6, 8, 9]  # peak, CPU per success, attempts at once, fetched
+            resources = Table(title="resources (all figures: --markdown-out, --html-out)")
+            for column in ["#", *(fmt.RESOURCE_HEAD[c] for c in shown)]:
+                resources.add_column(column, overflow="fold")
+            for i, row in enumerate(group.rows, start=1):
+                cells = fmt.resource_cells(row)
+                resources.add_row(f"#{i}", *(cells[c - 2] for c in shown))
+            console.print(resources)
+            console.print(fmt.machines(group), markup=False)
         for i, row in enumerate(group.rows, start=1):
             if row.n_contaminated or row.n_refused_calls:
                 console.print(

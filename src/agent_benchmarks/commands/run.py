@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from agent_benchmarks.backends.base import BackendDef
 from agent_benchmarks.commands.args import (
@@ -114,10 +115,13 @@ def spec_from_args(
         scripted_model=getattr(args, "scripted_model", None),
         web=web,
         web_archive=web_archive,
+        web_trust=[str(Path(p).absolute()) for p in args.web_trust or []],
         backend=options_values(definition.options, args),
         suite_options=options_values(suite_options(suite), args),
         grading=options_values(grading_options(suite), args),
-        workers=args.workers,
+        resource_sample_ms=args.resource_sample_ms,
+        workers=1 if args.workers == "auto" else args.workers,
+        workers_auto=args.workers == "auto",
         executor=ExecutorSpec(kind=args.executor, address=args.ray_address),
         grade=args.grade,
         out_dir=args.out_dir,

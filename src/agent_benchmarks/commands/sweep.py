@@ -22,6 +22,7 @@ from rich.console import Console
 from agent_benchmarks.commands.args import entry
 from agent_benchmarks.commands.run import parse_run
 from agent_benchmarks.errors import InputError
+from agent_benchmarks.runner.claim import lock_folder
 from agent_benchmarks.runner.engine import Lane, execute_lanes
 from agent_benchmarks.runner.launch import (
     PreparedRun,
@@ -31,6 +32,7 @@ from agent_benchmarks.runner.launch import (
     make_executor,
     open_run,
     prepare,
+    release,
 )
 from agent_benchmarks.spec import ExecutorSpec
 from agent_benchmarks.sweep import Cell, Sweep, load_sweep
@@ -50,6 +52,8 @@ def _prepare_cells(sweep: Sweep, cells: Sequence[Cell]) -> list[PreparedRun]:
         except InputError as exc:
             problems.append(f"cell {cell.label}: {exc}")
     if problems:
+        for run in prepared:
+            release(run)
         raise InputError(
             f"{len(problems)} cell(s) of the sweep cannot start; nothing was run:\n  "
             + "\n  ".join(problems)
@@ -59,17 +63,32 @@ def _prepare_cells(sweep: Sweep, cells: Sequence[Cell]) -> list[PreparedRun]:
 
 def run_sweep(path: Path, console: Console) -> int:
     sweep = load_sweep(path)
+    # One sweep of a folder at a time: a second is refused, naming the first's process,
+    # before it reads a cell's state (the first may be writing it).
+    made = not sweep.out_dir.exists()
+    sweep.out_dir.mkdir(parents=True, exist_ok=True)
+    hold = lock_folder(sweep.out_dir, ["agent-benchmarks", "sweep", str(path)], made=made)
+    prepared: list[PreparedRun] = []
+    try:
+        prepared = _prepare_cells(sweep, [c for c in sweep.cells() if c.state() != "done"])
+        return _run_cells(sweep, path, prepared, console)
+    finally:
+        for run in prepared:
+            release(run)
+        hold.release()
+
+
+def _run_cells(sweep: Sweep, path: Path, prepared: list[PreparedRun], console: Console) -> int:
+    """Run the prepared cells through one executor, then compare every cell."""
     cells = sweep.cells()
-    todo = [cell for cell in cells if cell.state() != "done"]
     console.print(
-        f"sweep {path}: {len(cells)} cell(s), {len(cells) - len(todo)} done, "
-        f"{len(todo)} to run → {sweep.out_dir}"
+        f"sweep {path}: {len(cells)} cell(s), {len(cells) - len(prepared)} done, "
+        f"{len(prepared)} to run → {sweep.out_dir}"
     )
     outcome_status = 0
-    prepared = _prepare_cells(sweep, todo) if todo else []
     sweep.write_record(cells)  # once every cell can start: a refused sweep writes nothing
     if prepared:
-        executor = make_executor(prepared[0].spec)
+        executor = make_executor(prepared[0].spec, sweep.out_dir)
         with executor, ExitStack() as running:
             runs = [
                 running.enter_context(open_run(p, console, attach_executor(executor, p)))

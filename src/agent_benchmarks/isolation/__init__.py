@@ -5,7 +5,9 @@
   run at once;
 * :mod:`.reaping`: a browser daemon's descendants adopted, killed and reaped (used inside
   an attempt, by the processes that start agent-browser);
-* :mod:`.scratch`: each attempt's private temp folder.
+* :mod:`.scratch`: each attempt's private temp folder;
+* :mod:`.resources`: what an attempt's processes cost the machine (memory and CPU by role,
+  sampled beside it), and the machine's record.
 
 Below the backends and the runner, which both use it; it imports neither. Import the
 module you need: this package imports none of them, so that a process needing one piece

@@ -43,6 +43,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agent_benchmarks.isolation.resources import ResourceSampler, RoleRule, proc_stat
+from agent_benchmarks.isolation.scratch import temp_root
+from agent_benchmarks.records import ResourceUse
+
 MARKER_ENV = "AGENT_BENCHMARKS_ATTEMPT"
 
 CGROUP_V2 = "cgroup-v2"
@@ -63,6 +67,8 @@ _GONE_WAIT_S = 1.0
 # each read a buffer that big (os.read allocates it, then shrinks it): 17 µs per read at
 # 1 MB against 0.8 µs at 64 KB, and an agent's stderr comes in many small writes.
 _READ_CHUNK = 1 << 16
+# How far back before a read a give_up_on match may start.
+_GIVE_UP_LOOKBACK = 4096
 
 # The rlimit OOM heuristic (an rlimit makes allocations fail instead of reporting anything):
 # with a cap set, an attempt that was neither timed out nor cancelled counts as out of
@@ -96,6 +102,15 @@ class ProcessSpec:
     # The value of MARKER_ENV its processes carry; None -> a fresh one. A remote executor
     # picks it, so that a guard outliving a lost worker can find them.
     marker: str | None = None
+    # What its processes cost (isolation/resources.py): sampled every this many seconds
+    # (None: not measured), each process given its role by the first of ``roles`` it
+    # matches (the backend's).
+    sample_interval_s: float | None = None
+    roles: tuple[RoleRule, ...] = ()
+    # A regular expression: once a line of the agent's stdout shows it (an agent that would
+    # wait without end, such as Codex reconnecting to a model nothing answers for), its
+    # processes are killed and the result's ``gave_up`` holds what it said.
+    give_up_on: str | None = None
 
 
 @dataclass
@@ -122,6 +137,9 @@ class ProcessResult:
     # Why it has no outcome of its own: the node or worker running it was lost (its
     # row is an infrastructure failure, error_class node_lost, retried on resume).
     lost: str | None = None
+    # Its processes' memory and CPU by role, up to its end (None: not sampled).
+    resources: ResourceUse | None = None
+    gave_up: str | None = None  # what the agent printed that matched give_up_on
 
 
 class AttemptNotBegun(Exception):
@@ -258,10 +276,14 @@ def run_process(
     prepared_at = time.monotonic()
     marker = spec.marker or uuid.uuid4().hex
     # A private TMPDIR, removed when the attempt ends: what its programs leave in temp
-    # (a killed agent-browser daemon's Chromium profile, ...) goes with it. Short, under the
-    # system temp, because Chromium puts its singleton socket there (108-byte path limit).
+    # (a killed agent-browser daemon's Chromium profile, ...) goes with it. Short, because
+    # Chromium puts its singleton socket there (scratch.temp_root).
     own_tmpdir = spec.tmpdir is None
-    tmpdir = tempfile.mkdtemp(prefix="agent-benchmarks-attempt-") if own_tmpdir else spec.tmpdir
+    tmpdir = (
+        tempfile.mkdtemp(prefix="agent-benchmarks-attempt-", dir=temp_root())
+        if own_tmpdir
+        else spec.tmpdir
+    )
     env = {**spec.env, MARKER_ENV: marker, "TMPDIR": str(tmpdir)}
     method = memory_cap_method() if spec.memory_max_mb is not None else None
     cgroup: _AttemptCgroup | None = None
@@ -356,13 +378,19 @@ def run_process(
     if gated:
         _let_go(pidfd)
 
-    pipes = _Pipes(proc, stdin_bytes, pidfd)
+    pipes = _Pipes(proc, stdin_bytes, pidfd, spec.give_up_on)
     leader = str(proc.pid)
     _LEADERS.add(leader)
+    sampler = _sampler(spec, proc.pid, marker, str(tmpdir), cgroup)
+    resources: ResourceUse | None = None
     try:
         timed_out, interrupted = _supervise(proc.pid, pipes, spec.timeout_s, started, cancel)
         ran_s = time.monotonic() - started
+        if sampler is not None:  # its last sample: the agent exited, its leftovers not killed
+            resources = sampler.finish()
     finally:
+        if sampler is not None:
+            sampler.stop()
         # Also on KeyboardInterrupt or a bug above: nothing this attempt started outlives it.
         try:
             try:
@@ -378,6 +406,8 @@ def run_process(
         os.close(pidfd)
         pipes.close()
         cgroup_oom = cgroup is not None and cgroup.oom_kills() > 0
+        if cgroup is not None and resources is not None:
+            resources = cgroup.with_peak(resources)
         if cgroup is not None:
             cgroup.remove()
         if own_tmpdir:
@@ -418,13 +448,104 @@ def run_process(
         memory_method=method,
         stray_killed=stray_killed,
         queued_s=queued_s,
+        resources=resources,
+        gave_up=pipes.gave_up,
     )
+
+
+def _sampler(
+    spec: ProcessSpec, leader: int, marker: str, tmpdir: str, cgroup: _AttemptCgroup | None
+) -> ResourceSampler | None:
+    """The attempt's resource sampler, started (None when the spec asks for none). Its
+    processes are its cgroup's members, or else as :class:`_UncappedMembers` finds them."""
+    if spec.sample_interval_s is None:
+        return None
+    members = cgroup.members if cgroup is not None else _UncappedMembers(leader, marker, tmpdir)
+    return ResourceSampler(leader, members, spec.roles, spec.sample_interval_s).start()
 
 
 def kill_strays(marker_value: str) -> int:
     """SIGKILL every process whose environment has ``MARKER_ENV=marker_value``, wait until
     they are gone (reaping those that are our children) and return how many were killed."""
     return len(_kill_marked(marker_value, None, exclude=None))
+
+
+def attempt_marker(owner: str) -> str:
+    """A new attempt's marker (the ``marker`` of its :class:`ProcessSpec`), starting with
+    ``owner`` (its run's key), so that whatever of the attempt outlives its harness is
+    found again by the owner's next session (:func:`reap`)."""
+    return f"{owner}-{uuid.uuid4().hex}"
+
+
+@dataclass(frozen=True)
+class Reaped:
+    processes: int  # processes killed
+    cgroups: int  # memory cgroups removed
+
+
+def reap(prefix: str, folder_prefix: str | None = None) -> Reaped:
+    """Kill every process whose marker starts with ``prefix`` (and, with ``folder_prefix``,
+    every process whose arguments name a path starting with it: Chromium's helpers clear
+    their environment but name their profile in the attempt's temp folder), then remove the
+    memory cgroups made for such markers, wherever in the hierarchy they are. What it found.
+
+    For what a harness killed outright (SIGKILL, a lost machine, a Ray worker gone) left:
+    nothing watches its attempts any more, so their agents run on, a capped agent's shell
+    that was waiting for its slot stays stopped forever (state T: its process group was
+    orphaned from the start, so the kernel never continues it), and their cgroups stay."""
+    variable = f"{MARKER_ENV}={prefix}".encode()
+    folder = folder_prefix.encode() if folder_prefix is not None else None
+    ours = _ancestors()  # this process and those it runs in: never the run's leftovers
+    found = set()
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) in ours:
+            continue
+        try:
+            with open(f"/proc/{entry.name}/environ", "rb", buffering=0) as fh:
+                environ = fh.read()
+            if environ.startswith(variable) or b"\0" + variable in environ:
+                found.add(int(entry.name))
+            elif folder is not None:
+                with open(f"/proc/{entry.name}/cmdline", "rb", buffering=0) as fh:
+                    if folder in fh.read():
+                        found.add(int(entry.name))
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+    killed = _kill_pids(found)
+    removed = 0
+    for cgroup in _leftover_cgroups(f"agent-benchmarks-{prefix}"):
+        killed |= cgroup.kill_members(exclude=0)
+        cgroup.remove()
+        removed += not cgroup.path.exists()
+    return Reaped(processes=len(killed), cgroups=removed)
+
+
+def _ancestors() -> set[int]:
+    """This process and its ancestors, up to the first."""
+    found, pid = set(), os.getpid()
+    while pid > 0 and pid not in found:
+        found.add(pid)
+        try:
+            with open(f"/proc/{pid}/stat", "rb", buffering=0) as fh:
+                stat = fh.read()
+        except OSError:
+            break
+        pid = int(stat[stat.rfind(b")") + 2 :].split()[1])  # the ppid, after the state
+    return found
+
+
+def _leftover_cgroups(name_prefix: str) -> list[_AttemptCgroup]:
+    """The attempts' cgroups whose name starts with ``name_prefix``, anywhere in the memory
+    hierarchy: a harness started from another shell or service lives in another cgroup than
+    the one that made them."""
+    found = []
+    for method, mount in _cgroup_mounts().items():
+        for root, folders, _ in os.walk(mount):
+            for name in folders:
+                if name.startswith(name_prefix):
+                    found.append(_AttemptCgroup(method, Path(root, name)))
+            folders[:] = [f for f in folders if not f.startswith(name_prefix)]
+    return found
 
 
 @functools.cache
@@ -454,6 +575,9 @@ def _supervise(
             interrupted = True
             _signal_group(pgid, signal.SIGTERM)
             kill_at = now + _TERM_GRACE_S
+        if pipes.gave_up is not None and kill_at is None:
+            _signal_group(pgid, signal.SIGTERM)
+            kill_at = now + _TERM_GRACE_S
         if deadline is not None and now >= deadline and kill_at is None:
             timed_out = True
             _signal_group(pgid, signal.SIGTERM)
@@ -475,8 +599,16 @@ def _supervise(
 class _Pipes:
     """The child's pipes and its pidfd, served by one poll() loop in the calling thread."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], stdin_bytes: bytes | None, pidfd: int):
+    def __init__(
+        self,
+        proc: subprocess.Popen[bytes],
+        stdin_bytes: bytes | None,
+        pidfd: int,
+        give_up_on: str | None = None,
+    ):
         self._proc = proc
+        self._give_up_on = re.compile(give_up_on.encode()) if give_up_on else None
+        self.gave_up: str | None = None
         self._poller = select.poll()
         self._pidfd = pidfd
         self._poller.register(pidfd, select.POLLIN)
@@ -532,6 +664,12 @@ class _Pipes:
         data = os.read(fd, _READ_CHUNK)
         if data:
             self._buffers[fd] += data
+            if self._give_up_on is not None and fd == self._out_fd and self.gave_up is None:
+                # The lines this read completed (a line may span two reads).
+                tail = self._buffers[fd][-(len(data) + _GIVE_UP_LOOKBACK) :]
+                lines = tail[: tail.rfind(b"\n") + 1]
+                if (match := self._give_up_on.search(lines)) is not None:
+                    self.gave_up = match.group().decode("utf-8", errors="replace").strip()
         else:
             self._open.discard(fd)
             self._poller.unregister(fd)
@@ -712,9 +850,7 @@ def _marked_pids(
     # Run after every attempt over every process of the machine, so /proc is read raw: a
     # third of the time psutil takes to parse each environment into a dict. Kernel threads
     # and zombies have an empty environment; processes we may not read are not ours.
-    variable = f"{MARKER_ENV}={marker}\0".encode()
-    any_marker = f"{MARKER_ENV}=".encode()
-    folder = tmpdir.encode() if tmpdir is not None else None
+    marks = _Marks(marker, tmpdir)
     pids = []
     for entry in os.scandir("/proc"):
         name = entry.name
@@ -725,21 +861,92 @@ def _marked_pids(
             born_since is not None and started is not None and started < born_since
         ):
             continue
+        if marks.on(name):
+            pids.append(int(name))
+    return pids
+
+
+class _Marks:
+    """What makes a process the attempt's: its marker in the environment, or (for one with
+    no marker at all) its private temp folder in the arguments."""
+
+    def __init__(self, marker: str, tmpdir: str | None):
+        self.variable = f"{MARKER_ENV}={marker}\0".encode()
+        self.any_marker = f"{MARKER_ENV}=".encode()
+        self.folder = tmpdir.encode() if tmpdir is not None else None
+
+    def on(self, name: str) -> bool:
+        """Whether the process /proc/``name`` carries them (False: gone, or not ours to
+        read)."""
         try:
             with open(f"/proc/{name}/environ", "rb", buffering=0) as fh:
                 environ = fh.read()
-            if environ.startswith(variable) or b"\0" + variable in environ:
-                pids.append(int(name))
-            elif folder is not None and not (
+            if environ.startswith(self.variable) or b"\0" + self.variable in environ:
+                return True
+            if self.folder is not None and not (
                 # Another attempt's process: its arguments cannot name our private folder.
-                environ.startswith(any_marker) or b"\0" + any_marker in environ
+                environ.startswith(self.any_marker) or b"\0" + self.any_marker in environ
             ):
                 with open(f"/proc/{name}/cmdline", "rb", buffering=0) as fh:
-                    if folder in fh.read():  # the arguments, NUL-separated
-                        pids.append(int(name))
-        except OSError:  # gone meanwhile, or not ours to read
-            continue
-    return pids
+                    return self.folder in fh.read()  # the arguments, NUL-separated
+        except OSError:
+            pass
+        return False
+
+
+class _UncappedMembers:
+    """An uncapped attempt's processes, sample after sample, for its resource sampler:
+    those carrying its marks (:class:`_Marks`, as the sweep finds them), and those
+    descending from them (a program may start its children with an environment of its
+    own: Codex its MCP servers). Of the processes started since its leader, each is read
+    once, its marks and its parent then (descent runs from parent to child at its birth):
+    later samples only read the new ones."""
+
+    def __init__(self, leader: int, marker: str, tmpdir: str):
+        self._leader = leader
+        self._born_since = _start_ticks(leader)
+        self._marks = _Marks(marker, tmpdir)
+        # By /proc name: (start ticks, marked, parent pid) of each process read.
+        self._read: dict[str, tuple[int, bool, int]] = {}
+
+    def __call__(self) -> set[int]:
+        others = _LEADERS - {str(self._leader)}
+        current: dict[str, tuple[int, bool, int]] = {}
+        for entry in os.scandir("/proc"):
+            name = entry.name
+            if name in others:
+                continue
+            started = _STARTS.ticks(name, entry.inode())
+            if not isinstance(started, int) or (
+                self._born_since is not None and started < self._born_since
+            ):
+                continue
+            known = self._read.get(name)
+            if known is None or known[0] != started:  # new, or a pid given again
+                parent = _parent_of(name)
+                if parent is None:
+                    continue
+                known = (started, self._marks.on(name), parent)
+            current[name] = known
+        self._read = current  # the gone forgotten
+        children: dict[int, list[int]] = {}
+        for name, (_, _, parent) in current.items():
+            children.setdefault(parent, []).append(int(name))
+        found = {int(name) for name, (_, marked, _) in current.items() if marked}
+        frontier = [*found, self._leader]
+        while frontier:
+            pid = frontier.pop()
+            for child in children.get(pid, ()):
+                if child not in found:
+                    found.add(child)
+                    frontier.append(child)
+        return found
+
+
+def _parent_of(name: str) -> int | None:
+    """The parent of the process /proc/``name``; None if it is gone."""
+    stat = proc_stat(int(name))
+    return stat.ppid if stat is not None else None
 
 
 class _StartTimes:
@@ -779,18 +986,8 @@ _STARTS = _StartTimes()
 
 def _start_ticks(pid: int) -> int | None:
     """When ``pid`` started, in clock ticks since boot; None if it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb", buffering=0) as fh:
-            stat = fh.read()
-    except OSError:
-        return None
-    # "pid (comm) state ppid ...": comm may hold spaces and parentheses, so split after the
-    # last ")"; starttime is the 22nd field, the 20th after comm.
-    fields = stat[stat.rfind(b")") + 2 :].split()
-    try:
-        return int(fields[19])
-    except (IndexError, ValueError):
-        return None
+    stat = proc_stat(pid)
+    return stat.started if stat is not None else None
 
 
 def _kill_pids(pids: Iterable[int]) -> set[int]:
@@ -846,7 +1043,8 @@ def _memory_cap() -> tuple[str | None, Path | None]:
     return RLIMIT, None
 
 
-def _cgroup_candidates() -> list[tuple[str, Path]]:
+def _cgroup_mounts() -> dict[str, Path]:
+    """Where the cgroup v2 hierarchy and the v1 memory hierarchy are mounted."""
     mounts: dict[str, Path] = {}
     with suppress(OSError), open("/proc/self/mounts") as lines:
         for line in lines:
@@ -855,6 +1053,11 @@ def _cgroup_candidates() -> list[tuple[str, Path]]:
                 mounts.setdefault(CGROUP_V2, Path(mount_point))
             elif fs_type == "cgroup" and "memory" in options.split(","):
                 mounts.setdefault(CGROUP_V1, Path(mount_point))
+    return mounts
+
+
+def _cgroup_candidates() -> list[tuple[str, Path]]:
+    mounts = _cgroup_mounts()
     ours: dict[str, str] = {}
     with suppress(OSError), open("/proc/self/cgroup") as lines:
         for line in lines:
@@ -950,6 +1153,18 @@ class _AttemptCgroup:
             attempted |= found
             killed |= _kill_pids(found)
         return killed
+
+    def with_peak(self, resources: ResourceUse) -> ResourceUse:
+        """``resources`` with the attempt's peak the kernel counted in this cgroup (every
+        page charged to it, page cache included), where the cgroup has that counter."""
+        counter = "memory.peak" if self.method == CGROUP_V2 else "memory.max_usage_in_bytes"
+        try:
+            peak = int((self.path / counter).read_text())
+        except (OSError, ValueError):
+            return resources
+        return resources.model_copy(
+            update={"peak_bytes": peak, "peak_source": f"{self.method} {counter}"}
+        )
 
     def oom_kills(self) -> int:
         """How many processes the kernel OOM-killed in this cgroup."""

@@ -29,14 +29,47 @@ from contextlib import contextmanager
 from pathlib import Path
 
 PREFIX = "agent-benchmarks-"
+# Chromium makes its singleton socket at $TMPDIR/.org.chromium.Chromium.XXXXXX/
+# SingletonSocket, and a socket's path holds at most 107 bytes; an attempt folder's name
+# (PREFIX, the run's key, mkdtemp's 8 characters) takes 35 of them. A longer temp root
+# (a deep TMPDIR) leaves Chromium unable to start, each of its tool calls failing.
+_CHROMIUM_SOCKET_TAIL = len("/.org.chromium.Chromium.XXXXXX/SingletonSocket")
+_ATTEMPT_FOLDER = len(f"/{PREFIX}12345678-12345678")
+ROOT_MAX = 107 - _CHROMIUM_SOCKET_TAIL - _ATTEMPT_FOLDER
+SHORT_ROOT = Path("/tmp")
+
+
+def temp_root() -> Path:
+    """Where attempt folders go: the temp folder (``TMPDIR``), or ``/tmp`` when that path is
+    too long for the sockets the attempts' browsers make in it."""
+    root = Path(tempfile.gettempdir())
+    if len(str(root)) <= ROOT_MAX or not SHORT_ROOT.is_dir():
+        return root
+    return SHORT_ROOT
+
+
+def temp_root_warning() -> str | None:
+    """What a run says when its attempt folders cannot go in ``TMPDIR``."""
+    root = Path(tempfile.gettempdir())
+    if temp_root() == root:
+        return None
+    return (
+        f"TMPDIR {root} is {len(str(root))} characters, too long for the socket paths of "
+        f"the attempts' browsers (at most {ROOT_MAX}): their temp folders go in {SHORT_ROOT}"
+    )
 
 
 def run_key(run_dir: Path) -> str:
     return hashlib.sha256(str(run_dir.absolute()).encode()).hexdigest()[:8]
 
 
+def run_tmpdir_prefix(run_dir: Path) -> str:
+    """The path every attempt temp folder of the run starts with."""
+    return str(Path(tempfile.gettempdir()) / f"{PREFIX}{run_key(run_dir)}-")
+
+
 def new_attempt_tmpdir(run_dir: Path) -> Path:
-    return Path(tempfile.mkdtemp(prefix=f"{PREFIX}{run_key(run_dir)}-"))
+    return Path(tempfile.mkdtemp(prefix=f"{PREFIX}{run_key(run_dir)}-", dir=temp_root()))
 
 
 class AttemptTempFolders:
@@ -117,7 +150,7 @@ def sweep_attempt_tmpdirs(run_dir: Path) -> list[Path]:
     """Remove the temp folders earlier sessions of this run left behind; the removed ones."""
     pattern = f"{PREFIX}{run_key(run_dir)}-*"
     removed = []
-    for folder in sorted(Path(tempfile.gettempdir()).glob(pattern)):
+    for folder in sorted(temp_root().glob(pattern)):
         shutil.rmtree(folder, ignore_errors=True)
         if not folder.exists():
             removed.append(folder)

@@ -30,7 +30,7 @@ from agent_benchmarks.localweb.oracle import (
 )
 from agent_benchmarks.localweb.site import Faults, LocalSite, serve_forever
 from agent_benchmarks.localweb.tasks import site_record
-from agent_benchmarks.records import Mode, Task
+from agent_benchmarks.records import Fetched, Mode, Task
 from agent_benchmarks.runner.plan import AttemptKey
 from agent_benchmarks.runner.session import TaskSession, read_system_prompt
 from agent_benchmarks.spec import Options, RunSpec, option
@@ -147,6 +147,20 @@ class LocalwebSession(TaskSession):
             env=env,
             base_url=base_url,
             details={**prepared.details, "episode": episode, "start_url": start_url},
+        )
+
+    def fetched(self, prepared: PreparedTask) -> Fetched | None:
+        """The episode's requests in the site's own log: every request the stack sent to
+        the site, with the bytes of each response's body. Replaying, the archive answered
+        them (the engine counts them at its proxy) and the site only re-enacts them."""
+        if self.replaying:
+            return None
+        requests = self.site.requests_for(prepared.details["episode"])
+        return Fetched(
+            source="the localweb site's request log",
+            requests=len(requests),
+            bytes=sum(r.bytes for r in requests),
+            pages=sum(1 for r in requests if r.is_page),
         )
 
     def finish(self, prepared: PreparedTask, outcome: AgentOutcome) -> tuple[str, dict[str, Any]]:

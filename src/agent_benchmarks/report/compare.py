@@ -47,6 +47,7 @@ from agent_benchmarks.report.eligibility import (
     web_of,
 )
 from agent_benchmarks.report.load import LoadedRun
+from agent_benchmarks.report.resources import peak_sources, resource_summary
 from agent_benchmarks.report.rows import RowSummary
 from agent_benchmarks.report.schema import (
     Breakdown,
@@ -234,18 +235,24 @@ def cost_summary(rows: Sequence[RowSummary], successes: int, attempts: int) -> C
 def diagnostics(key: str, rows: Sequence[RowSummary]) -> StackDiagnostics:
     # Latencies as arrays of doubles: a run's calls number in the millions.
     by_tool: dict[str, array] = defaultdict(lambda: array("d"))
+    replies: dict[str, array] = defaultdict(lambda: array("d"))
     counts: Counter[str] = Counter()
     errors: Counter[str] = Counter()
+    estimated: Counter[str] = Counter()
     for row in rows:
         for name, tally in row.tools.items():
             counts[name] += tally.n_calls
             errors[name] += tally.n_errors
             if tally.latencies_ms:
                 by_tool[name].extend(tally.latencies_ms)
+            if tally.reply_tokens:
+                replies[name].extend(tally.reply_tokens)
+                estimated[name] += tally.n_reply_tokens_estimated
     tools = []
     for name, n in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
         latencies = by_tool.get(name, array("d"))
         mean_ms = sum(latencies) / len(latencies) if latencies else None
+        sized = replies.get(name, array("d"))
         tools.append(
             ToolStats(
                 tool=name,
@@ -254,6 +261,10 @@ def diagnostics(key: str, rows: Sequence[RowSummary]) -> StackDiagnostics:
                 latency_median_ms=stats.median(latencies),
                 latency_p90_ms=stats.quantile(latencies, 0.9),
                 calls_per_minute=60_000 / mean_ms if mean_ms else None,
+                reply_tokens_median=stats.median(sized),
+                reply_tokens_p90=stats.quantile(sized, 0.9),
+                n_replies_sized=len(sized),
+                n_replies_estimated=estimated[name],
             )
         )
     n_calls = sum(counts.values())
@@ -317,6 +328,7 @@ def build_row(
     seed: int,
     resamples: int,
     confidence: float,
+    pss_peaks: bool = False,
 ) -> StackRow:
     run = candidate.run
     entries = run.entries
@@ -359,6 +371,7 @@ def build_row(
         web=web_of(run),
         budgets=budgets_of(run),
         eligibility=eligibility,
+        resources=resource_summary(run, successes, pss_only=pss_peaks),
         warnings=list(run.warnings),
     )
 
@@ -545,8 +558,17 @@ def compare_suite(
     candidates = [_candidate(key, run, audit_run(run)) for key, run in keyed]
     # Eligibility judges each row against all the others, so it needs them all first.
     verdicts = assess(candidates)
+    # Peaks counted two ways (a cgroup's, sampled PSS) are not ranked against each other.
+    pss_peaks = len(peak_sources(run for _, run in keyed)) > 1
     rows = [
-        build_row(c, verdicts[c.key], seed=seed, resamples=resamples, confidence=confidence)
+        build_row(
+            c,
+            verdicts[c.key],
+            seed=seed,
+            resamples=resamples,
+            confidence=confidence,
+            pss_peaks=pss_peaks,
+        )
         for c in candidates
     ]
     by_key = {row.key: row for row in rows}

@@ -31,6 +31,10 @@ A row is headline eligible only when all of these hold (the reason code in brack
 - [web_misses] a replayed run's misses (requests the archive could not answer, over every
   request the stack made) are at most :data:`MAX_MISS_RATE`: above it, the stack browsed a
   web the archive does not hold;
+- [machine] its resource figures (memory, CPU, and the times with them) come from machines
+  of one kind (CPU model, cores, memory, kernel: ``Manifest.machine``, each row's
+  ``resources.machine``), the same as every compared row that records one: figures from
+  different machines are not comparable;
 - [imported] its rows were written by this harness, not converted on read from upstream's
   harness (lightpanda-io/agent-benchmarks), which records no task list, dataset revision,
   program versions, budgets or mode: such a run is shown for reference only.
@@ -47,6 +51,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_benchmarks.report.load import LoadedRun
+from agent_benchmarks.report.resources import machine_kinds
 from agent_benchmarks.report.schema import Eligibility, LeakAudit, Reason, Stack, WebSummary
 from agent_benchmarks.report.stacks import driven_programs
 
@@ -78,7 +83,7 @@ HEADLINE_RULE = (
     "A row is headline eligible with: live or recorded mode; the same tasks, contracts, "
     "tool surface, search, budgets and web (live, or one replayed archive) as every compared "
     f"row; a replay's miss rate at most {MAX_MISS_RATE:.0%}; program versions and model id "
-    "pinned; "
+    "pinned; resource figures from one kind of machine; "
     "at least "
     f"{MIN_TASKS} tasks; step, token and cost budgets recorded (LLM rows); no contaminated "
     "rows; no leak-audit hits; not imported from another harness. "
@@ -103,6 +108,11 @@ def web_of(run: LoadedRun) -> WebSummary:
         n_misses=totals.get("n_misses"),
         miss_rate=totals.get("miss_rate"),
     )
+
+
+def _machines_named(run: LoadedRun) -> str:
+    machine = run.manifest.machine if run.manifest is not None else None
+    return machine.kind if machine is not None else "machines its manifest does not name"
 
 
 def _same_web(mine: WebSummary, theirs: WebSummary) -> bool:
@@ -254,6 +264,7 @@ def assess(candidates: list[Candidate]) -> dict[str, Eligibility]:
     contracts = {c.key: contract_of(c.run) for c in candidates}
     budgets = {c.key: budgets_of(c.run) for c in candidates}
     webs = {c.key: web_of(c.run) for c in candidates}
+    machines = {c.key: machine_kinds(c.run) for c in candidates}
     result: dict[str, Eligibility] = {}
     for c in candidates:
         reasons: list[Reason] = []
@@ -317,6 +328,15 @@ def assess(candidates: list[Candidate]) -> dict[str, Eligibility]:
                         f"{_web_named(webs[other.key])} for {other.key}",
                     )
                 )
+            if machines[c.key] and machines[other.key] and machines[c.key] != machines[other.key]:
+                reasons.append(
+                    Reason(
+                        code="machine",
+                        message=f"resource figures from another kind of machine than "
+                        f"{other.key}'s ({_machines_named(c.run)} vs "
+                        f"{_machines_named(other.run)}): not comparable",
+                    )
+                )
             if budgets[c.key] != budgets[other.key]:
                 keys = [k for k in budgets[c.key] if budgets[c.key][k] != budgets[other.key][k]]
                 shown = ", ".join(
@@ -327,6 +347,14 @@ def assess(candidates: list[Candidate]) -> dict[str, Eligibility]:
                         code="budgets_differ", message=f"budgets differ from {other.key}: {shown}"
                     )
                 )
+        if len(machines[c.key]) > 1:
+            reasons.append(
+                Reason(
+                    code="machine",
+                    message=f"its attempts ran on {len(machines[c.key])} kinds of machine: "
+                    "their resource figures are not comparable",
+                )
+            )
         web = webs[c.key]
         if web.mode == "replay" and (web.miss_rate is None or web.miss_rate > MAX_MISS_RATE):
             shown = "unknown" if web.miss_rate is None else f"{web.miss_rate:.1%}"

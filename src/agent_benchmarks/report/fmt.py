@@ -9,10 +9,12 @@ from agent_benchmarks.report.schema import (
     CostSummary,
     Eligibility,
     Interval,
+    ResourceSummary,
     StackRow,
     SuiteComparison,
     TaskCell,
     TokenSummary,
+    ToolStats,
 )
 
 DASH = "–"
@@ -209,3 +211,136 @@ def agent_stack_matrix(group: SuiteComparison) -> tuple[list[str], list[list[str
     return head, [
         [line, *("; ".join(cells.get((line, c), [DASH])) for c in columns)] for line in lines
     ]
+
+
+# --- resources ----------------------------------------------------------------------------------
+
+NOT_MEASURED = "not measured"
+
+
+def mb(value: float | None) -> str:
+    """Bytes as MB (MiB), or "not measured"."""
+    if value is None:
+        return NOT_MEASURED
+    return f"{value / (1 << 20):,.0f} MB" if value >= 10 << 20 else f"{value / (1 << 20):.1f} MB"
+
+
+def cpu_seconds(value: float | None) -> str:
+    return NOT_MEASURED if value is None else f"{value:.2f} s"
+
+
+def peak_memory(r: ResourceSummary) -> str:
+    """Median and p90 peak memory per attempt."""
+    if r.peak_median_bytes is None:
+        return NOT_MEASURED
+    return f"{mb(r.peak_median_bytes)} / {mb(r.peak_p90_bytes)}"
+
+
+def fit_at_once(r: ResourceSummary) -> str:
+    if r.fit_at_once is None:
+        return NOT_MEASURED if r.peak_p90_bytes is None else "machine unknown"
+    return f"{r.fit_at_once:,} in {mb(r.machine_memory_bytes)}"
+
+
+def fetched(r: ResourceSummary) -> str:
+    """Requests, bytes and pages per attempt (medians)."""
+    f = r.fetched
+    if f is None:
+        return NOT_MEASURED
+    return (
+        f"{count(f.requests_median)} req · {count((f.bytes_median or 0) / 1024)} KB · "
+        f"{count(f.pages_median)} pages"
+    )
+
+
+def resource_cells(row: StackRow) -> list[str]:
+    """A stack's line of the resources table (see :data:`RESOURCE_HEAD`)."""
+    r = row.resources
+    if r is None:
+        return [NOT_MEASURED] * (len(RESOURCE_HEAD) - 2)
+    share = DASH if r.sampler_cpu_share is None else pct(r.sampler_cpu_share)
+    return [
+        f"{r.n_measured}/{r.n_rows}",
+        peak_memory(r),
+        r.peak_source or DASH,
+        mb(r.memory_per_success_bytes),
+        cpu_seconds(r.cpu_s_per_success),
+        cpu_seconds(r.cpu_s_median),
+        fit_at_once(r),
+        fetched(r),
+        share,
+    ]
+
+
+RESOURCE_HEAD = (
+    "#",
+    "stack",
+    "attempts measured",
+    "peak memory per attempt (median / p90)",
+    "peak counted by",
+    "memory per success",
+    "CPU per success",
+    "CPU per attempt (median)",
+    "attempts that fit at once",
+    "browser fetched per attempt (median)",
+    "sampler's own CPU",
+)
+
+
+def role_cells(row: StackRow) -> list[list[str]]:
+    """A stack's roles: each one's peak (median, p90) and CPU per attempt."""
+    if row.resources is None:
+        return []
+    return [
+        [
+            role.role,
+            str(role.n_attempts),
+            f"{mb(role.peak_median_bytes)} / {mb(role.peak_p90_bytes)}",
+            cpu_seconds(role.cpu_s_median),
+            role.note or "",
+        ]
+        for role in row.resources.roles
+    ]
+
+
+ROLE_HEAD = ("#", "role", "attempts", "peak (median / p90)", "CPU per attempt (median)", "note")
+
+
+# The per-tool table's head (Markdown and HTML).
+TOOL_HEAD = (
+    "#",
+    "tool",
+    "calls",
+    "errors",
+    "median ms",
+    "p90 ms",
+    "calls/min at mean latency",
+    "reply tokens per call (median / p90)",
+)
+
+
+def reply_tokens(tool: ToolStats) -> str:
+    """A tool's reply tokens per call, median / p90, marked when they are estimates."""
+    if not tool.n_replies_sized:
+        return NOT_MEASURED
+    if tool.n_replies_estimated == tool.n_replies_sized:
+        mark = " (est.)"
+    elif tool.n_replies_estimated:
+        mark = f" ({tool.n_replies_estimated} of {tool.n_replies_sized} est.)"
+    else:
+        mark = ""
+    return f"{count(tool.reply_tokens_median)} / {count(tool.reply_tokens_p90)}{mark}"
+
+
+def machines(group: SuiteComparison) -> str:
+    """The machines a group's resource figures come from, in one sentence."""
+    measured = [r.resources for r in group.rows if r.resources is not None]
+    kinds = sorted({r.machine for r in measured if r.machine})
+    notes = sorted({r.peak_note for r in measured if r.peak_note})
+    if not kinds:
+        text = "No compared run records the machine its figures come from."
+    elif len(kinds) == 1:
+        text = f"Measured on {kinds[0]}; comparable only with figures from that kind of machine."
+    else:
+        text = f"Measured on {len(kinds)} kinds of machine ({'; '.join(kinds)}): not comparable."
+    return " ".join([text, *(n[0].upper() + n[1:] + "." for n in notes)])

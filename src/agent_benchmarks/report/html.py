@@ -1,7 +1,8 @@
 """The comparison as one self-contained HTML file: no script, no font, no network.
 
 Charts are inline SVG drawn here (success against cost per success with the intervals,
-duration distributions as box-and-strip plots) and a heat map table of per-task success.
+memory and CPU per success beside tokens per success, duration distributions as
+box-and-strip plots) and a heat map table of per-task success.
 Below them, per task, each stack's attempts: the answer, the grade and the tool calls in
 order (latency, page URL, HTTP status, error). Gold answers are left out on purpose: a
 report may be shared, and benchmark answers must not travel with it.
@@ -16,9 +17,9 @@ import html
 import json
 import math
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
-from agent_benchmarks.records import PredictionRow, TaskScore
+from agent_benchmarks.records import PredictionRow, TaskScore, ToolCall
 from agent_benchmarks.report import fmt, stats
 from agent_benchmarks.report.load import LoadedRun
 from agent_benchmarks.report.schema import ComparisonReport, StackRow, SuiteComparison
@@ -205,6 +206,72 @@ def durations(group: SuiteComparison) -> str:
     )
 
 
+# The per-success cost chart's panels: what, in which unit, read from a stack's row.
+_COST_PANELS: tuple[tuple[str, Callable[[StackRow], float | None]], ...] = (
+    (
+        "memory per success (MB)",
+        lambda r: (
+            r.resources.memory_per_success_bytes / (1 << 20)
+            if r.resources and r.resources.memory_per_success_bytes is not None
+            else None
+        ),
+    ),
+    (
+        "CPU seconds per success",
+        lambda r: r.resources.cpu_s_per_success if r.resources else None,
+    ),
+    ("tokens per success", lambda r: r.tokens.per_success),
+)
+
+
+def cost_per_success(group: SuiteComparison) -> str:
+    """What a success cost: the machine's memory and CPU beside the model's tokens, one
+    panel each (its own axis), a bar per stack."""
+    band, panel, gap, ml, mt, mb = 28, 200, 28, 44, 22, 30
+    width = ml + len(_COST_PANELS) * (panel + gap)
+    height = mt + mb + band * len(group.rows)
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="cost per success">'
+    ]
+    for i, _ in enumerate(group.rows):
+        y = mt + band * i + band / 2
+        parts.append(f'<text x="{ml - 8}" y="{y + 4:.1f}" text-anchor="end">#{i + 1}</text>')
+    for p, (label, value_of) in enumerate(_COST_PANELS):
+        left = ml + p * (panel + gap)
+        values = [value_of(row) for row in group.rows]
+        top, ticks = _nice_axis(max((v for v in values if v is not None), default=0.0))
+        parts.append(
+            f'<text x="{left + panel / 2}" y="{mt - 8}" text-anchor="middle">{e(label)}</text>'
+        )
+        for tick in (ticks[0], ticks[-1]):
+            x = left + panel * tick / top
+            parts.append(
+                f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{mt}" y2="{height - mb}" stroke="#eee"/>'
+                f'<text x="{x:.1f}" y="{height - mb + 14}" text-anchor="middle">'
+                f"{e(fmt.count(tick))}</text>"
+            )
+        for i, (row, value) in enumerate(zip(group.rows, values, strict=True)):
+            y = mt + band * i + 4
+            if value is None:
+                parts.append(
+                    f'<text class="muted" x="{left + 4}" y="{y + 12}">{fmt.NOT_MEASURED}</text>'
+                )
+                continue
+            parts.append(
+                f'<rect class="bar" x="{left}" y="{y}" width="{max(panel * value / top, 1):.1f}" '
+                f'height="{band - 8}" fill="{_color(i)}"><title>{e(row.key)}: {e(label)} '
+                f"{e(fmt.count(value))}</title></rect>"
+            )
+    parts.append("</svg>")
+    return (
+        '<figure class="chart" data-chart="cost-per-success">' + "".join(parts) + "<figcaption>"
+        "What a success cost, failed attempts included: the machine's memory (every "
+        "attempt's peak) and CPU time, beside the model's tokens; shorter is cheaper. "
+        f"{e(fmt.machines(group))}</figcaption></figure>"
+    )
+
+
 def _heat(successes: int, attempts: int) -> str:
     """Red (none solved) through yellow to green (all solved)."""
     hue = 120 * successes / attempts if attempts else 0
@@ -294,6 +361,21 @@ def _scoreboard(group: SuiteComparison) -> str:
     return _table(head, rows) + "".join(f"<p>{n}</p>" for n in notes) + matrix
 
 
+def _resources(group: SuiteComparison) -> str:
+    """The resources table, each stack's roles, and where the figures come from."""
+    rows = [
+        [f"#{i}", e(row.key), *(e(c) for c in fmt.resource_cells(row))]
+        for i, row in enumerate(group.rows, start=1)
+    ]
+    roles = [
+        [f"#{i}", *(e(c) for c in cells)]
+        for i, row in enumerate(group.rows, start=1)
+        for cells in fmt.role_cells(row)
+    ]
+    out = f"<p>{e(fmt.machines(group))}</p>" + _table([e(h) for h in fmt.RESOURCE_HEAD], rows)
+    return out + (_table([e(h) for h in fmt.ROLE_HEAD], roles) if roles else "")
+
+
 def _eligibility(group: SuiteComparison) -> str:
     items = []
     for i, row in enumerate(group.rows, start=1):
@@ -381,7 +463,7 @@ def _evidence(group: SuiteComparison) -> str:
     )
     out.append(
         _table(
-            ["#", "tool", "calls", "errors", "median ms", "p90 ms", "calls/min at mean latency"],
+            list(fmt.TOOL_HEAD),
             [
                 [
                     numbers[d.key],
@@ -391,6 +473,7 @@ def _evidence(group: SuiteComparison) -> str:
                     fmt.ms(t.latency_median_ms),
                     fmt.ms(t.latency_p90_ms),
                     fmt.count(t.calls_per_minute),
+                    e(fmt.reply_tokens(t)),
                 ]
                 for d in group.diagnostics
                 for t in d.tools
@@ -475,12 +558,13 @@ def _attempt(entry: TaskScore, row: PredictionRow | None) -> str:
             fmt.ms(call.latency_ms),
             f'<span class="mono">{e(call.page_url or "")}</span>',
             e(call.http_status if call.http_status is not None else ""),
+            e(_reply(call)),
             e(call.error or ""),
         ]
         for n, call in enumerate(row.trace, start=1)
     ]
     trace = (
-        _table(["#", "tool", "args", "ms", "page URL", "HTTP", "error"], calls, "trace")
+        _table(["#", "tool", "args", "ms", "page URL", "HTTP", "reply", "error"], calls, "trace")
         if calls
         else '<div class="muted">no tool calls</div>'
     )
@@ -489,6 +573,15 @@ def _attempt(entry: TaskScore, row: PredictionRow | None) -> str:
             f'<div>error: <span class="mono">{e(_short(row.error, MAX_ANSWER_CHARS))}</span></div>'
         )
     return f"<li>{head}{body}{trace}</li>"
+
+
+def _reply(call: ToolCall) -> str:
+    """The reply's size: characters and tokens (estimated ones marked)."""
+    if call.output_chars is None:
+        return ""
+    tokens = "" if call.output_tokens is None else f", {fmt.count(call.output_tokens)} tokens"
+    estimated = " (est.)" if tokens and call.output_tokens_estimated else ""
+    return f"{fmt.count(call.output_chars)} chars{tokens}{estimated}"
 
 
 def _final_row(run: LoadedRun, entry: TaskScore) -> PredictionRow | None:
@@ -536,7 +629,8 @@ def render_group(group: SuiteComparison, runs: dict[str, LoadedRun]) -> Iterator
         f"<section><h2>{e(group.suite)}</h2><p>{e(fmt.view_note(group.view))}</p>"
         f"{banner}{_scoreboard(group)}"
         f"<h3>Headline eligibility</h3>{_eligibility(group)}"
-        f"<h3>Charts</h3>{scatter(group)}{durations(group)}{heatmap(group)}"
+        f"<h3>Charts</h3>{scatter(group)}{cost_per_success(group)}{durations(group)}"
+        f"{heatmap(group)}<h3>Resources: memory, CPU and page weight</h3>{_resources(group)}"
         f"{_evidence(group)}<h3>Per task: answers, grades and traces</h3>"
     )
     yield from _traces(group, runs)

@@ -122,6 +122,7 @@ def render_group(group: SuiteComparison, heading_level: int = 2) -> list[str]:
         extra = "; ".join(md(r.message) for r in row.eligibility.per_task_reasons)
         out.append(f"  - per-task chart eligible: {per_task}" + (f" ({extra})" if extra else ""))
     out.append("")
+    out += resources_section(group, numbers, h)
     if any(row.attempts_per_task_min > 1 for row in group.rows):
         out += [f"{h}# Repeated attempts: pass@k and pass^k", ""]
         out += table(
@@ -198,7 +199,7 @@ def render_group(group: SuiteComparison, heading_level: int = 2) -> list[str]:
         ],
     )
     out += table(
-        ["#", "tool", "calls", "errors", "median ms", "p90 ms", "calls/min at mean latency"],
+        list(fmt.TOOL_HEAD),
         [
             [
                 numbers[d.key],
@@ -208,6 +209,7 @@ def render_group(group: SuiteComparison, heading_level: int = 2) -> list[str]:
                 fmt.ms(t.latency_median_ms),
                 fmt.ms(t.latency_p90_ms),
                 fmt.count(t.calls_per_minute),
+                fmt.reply_tokens(t),
             ]
             for d in group.diagnostics
             for t in d.tools
@@ -245,6 +247,19 @@ def render_group(group: SuiteComparison, heading_level: int = 2) -> list[str]:
                 for k, h_ in hits
             ],
         )
+    return out
+
+
+def resources_section(group: SuiteComparison, numbers: dict[str, str], h: str) -> list[str]:
+    """What each stack cost the machine: its memory, CPU and page weight, and its roles'."""
+    out = [f"{h}# Resources: memory, CPU and page weight", "", md(fmt.machines(group)), ""]
+    out += table(
+        fmt.RESOURCE_HEAD,
+        [[numbers[row.key], row.key, *fmt.resource_cells(row)] for row in group.rows],
+    )
+    roles = [[numbers[row.key], *cells] for row in group.rows for cells in fmt.role_cells(row)]
+    if roles:
+        out += table(fmt.ROLE_HEAD, roles)
     return out
 
 

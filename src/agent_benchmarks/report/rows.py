@@ -13,7 +13,7 @@ from __future__ import annotations
 from array import array
 from dataclasses import dataclass, field
 
-from agent_benchmarks.records import Status
+from agent_benchmarks.records import ResourceUse, Status
 from agent_benchmarks.report.leaks import mirror_patterns, row_hits
 from agent_benchmarks.report.schema import LeakHit
 from agent_benchmarks.scoring.scorecard import failed_with_answer
@@ -27,11 +27,50 @@ def _tool_name(name: str) -> str:
 
 @dataclass(slots=True)
 class ToolTally:
-    """One tool's calls in one row: how many, how many failed, their latencies in order."""
+    """One tool's calls in one row: how many, how many failed, their latencies in order,
+    and their replies' sizes (tokens, and how many of those were estimated)."""
 
     n_calls: int = 0
     n_errors: int = 0
     latencies_ms: array = field(default_factory=lambda: array("d"))  # of float ("d")
+    reply_tokens: array = field(default_factory=lambda: array("d"))
+    n_reply_tokens_estimated: int = 0
+
+
+@dataclass(slots=True, frozen=True)
+class RowResources:
+    """What reports read of a row's :class:`~agent_benchmarks.records.ResourceUse`."""
+
+    peak_bytes: int | None
+    pss_peak_bytes: int | None
+    peak_source: str | None
+    cpu_s: float | None
+    sampler_cpu_s: float | None
+    machine: str | None
+    roles: dict[str, tuple[int, float]]  # role -> (peak PSS bytes, CPU seconds)
+    notes: dict[str, str]  # role -> what a shared role holds
+    # (requests, bytes, pages) the browser fetched; None where not measured.
+    fetched: tuple[int, int, int] | None
+
+
+def row_resources(use: ResourceUse | None) -> RowResources | None:
+    if use is None:
+        return None
+    fetched = use.fetched
+    counts = None
+    if fetched is not None and fetched.source is not None:
+        counts = (fetched.requests or 0, fetched.bytes or 0, fetched.pages or 0)
+    return RowResources(
+        peak_bytes=use.peak_bytes,
+        pss_peak_bytes=use.pss_peak_bytes,
+        peak_source=use.peak_source,
+        cpu_s=use.cpu_s,
+        sampler_cpu_s=use.sampler_cpu_s,
+        machine=use.machine,
+        roles={name: (role.peak_pss_bytes, role.cpu_s) for name, role in use.roles.items()},
+        notes={name: role.note for name, role in use.roles.items() if role.note},
+        fetched=counts,
+    )
 
 
 @dataclass(slots=True, frozen=True)
@@ -74,6 +113,7 @@ class RowSummary:
     # Where the row's line starts in predictions.jsonl, to read it again (the HTML traces).
     offset: int
     line_number: int
+    resources: RowResources | None = None  # None: not measured (rows from before, or off)
 
 
 def summarise_row(read: RowRead) -> RowSummary:
@@ -89,6 +129,9 @@ def summarise_row(read: RowRead) -> RowSummary:
             tally.n_errors += 1
         if call.latency_ms is not None:
             tally.latencies_ms.append(call.latency_ms)
+        if call.output_tokens is not None:
+            tally.reply_tokens.append(call.output_tokens)
+            tally.n_reply_tokens_estimated += bool(call.output_tokens_estimated)
     usage = row.usage
     refused = row.details.get("n_refused_calls")
     search = row.details.get("search")
@@ -119,4 +162,5 @@ def summarise_row(read: RowRead) -> RowSummary:
         leak_hits=row_hits(row, mirror_patterns(row.suite)),
         offset=read.offset,
         line_number=read.line_number,
+        resources=row_resources(row.resources),
     )

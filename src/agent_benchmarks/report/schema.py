@@ -50,6 +50,7 @@ ReasonCode = Literal[
     "imported",
     "web",
     "web_misses",
+    "machine",
     "too_few_attempts",
 ]
 
@@ -179,6 +180,12 @@ class ToolStats(_Model):
     latency_p90_ms: float | None
     # Back-to-back calls of this tool that fit in a minute at its mean latency.
     calls_per_minute: float | None
+    # Its replies' tokens per call (the "snapshot weight"), over the calls whose size the
+    # rows record; how many of those counts are estimates (characters / 4).
+    reply_tokens_median: float | None = None
+    reply_tokens_p90: float | None = None
+    n_replies_sized: int = 0
+    n_replies_estimated: int = 0
 
 
 class StackDiagnostics(_Model):
@@ -198,6 +205,55 @@ class WebSummary(_Model):
     n_requests: int | None = None
     n_misses: int | None = None
     miss_rate: float | None = None
+
+
+class RoleSummary(_Model):
+    """One role's share of a stack's attempts (the engine, the agent, the MCP server)."""
+
+    role: str
+    n_attempts: int  # measured attempts where the role had a process
+    peak_median_bytes: float | None
+    peak_p90_bytes: float | None
+    cpu_s_median: float | None  # per attempt
+    note: str | None = None  # what a shared role holds (engine+agent: one process)
+
+
+class FetchedSummary(_Model):
+    """What the stack's browser fetched, over the attempts where it was measured."""
+
+    n_measured: int
+    requests_median: float | None
+    bytes_median: float | None
+    pages_median: float | None
+    bytes_per_success: float | None
+
+
+class ResourceSummary(_Model):
+    """What a stack's attempts cost the machine, from the rows' resource figures (every
+    row, retried ones too: their cost was spent). Figures are None where not measured."""
+
+    n_rows: int
+    n_measured: int  # rows with memory and CPU figures
+    # Where the peaks come from: a cgroup's counter, "pss-sampled", or "pss-sampled" for
+    # every stack of a comparison whose rows' counters differ (peak_note says so).
+    peak_source: str | None
+    peak_note: str | None = None
+    peak_median_bytes: float | None
+    peak_p90_bytes: float | None
+    # The peaks of every attempt over the successes: the memory a success took, failed
+    # attempts included (as tokens per success counts theirs).
+    memory_per_success_bytes: float | None
+    cpu_s_total: float | None
+    cpu_s_median: float | None  # per attempt
+    cpu_s_per_success: float | None
+    sampler_cpu_share: float | None  # the sampler's own CPU over the attempts' CPU
+    machine: str | None  # the kind of machine (Machine.kind) the figures come from
+    machine_memory_bytes: int | None
+    # Attempts of this stack that fit in that machine's memory at once, at the p90 peak.
+    fit_at_once: int | None
+    roles: list[RoleSummary] = Field(default_factory=list)
+    fetched: FetchedSummary | None = None  # None: no row measured it
+    fetched_not_measured: str | None = None  # why, when no row did
 
 
 class StackRow(_Model):
@@ -235,6 +291,8 @@ class StackRow(_Model):
     web: WebSummary = Field(default_factory=lambda: WebSummary())
     budgets: dict[str, float | str | None] = Field(default_factory=dict)  # "uncapped" or None
     eligibility: Eligibility
+    # What its attempts cost the machine; None when no row measured it (older runs).
+    resources: ResourceSummary | None = None
     composite: float | None = None
     composite_parts: dict[str, float] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)

@@ -32,20 +32,42 @@ from typing import Any
 
 from rich.console import Console
 
-from agent_benchmarks.backends.base import AgentOutcome, Backend, PreparedTask
-from agent_benchmarks.isolation.process import AttemptNotBegun, ProcessResult, run_process
-from agent_benchmarks.isolation.scratch import AttemptTempFolders, sweep_attempt_tmpdirs
+from agent_benchmarks.backends.base import AgentOutcome, Backend, PreparedTask, with_reply_sizes
+from agent_benchmarks.isolation.process import (
+    AttemptNotBegun,
+    ProcessResult,
+    attempt_marker,
+    reap,
+    run_process,
+)
+from agent_benchmarks.isolation.scratch import (
+    AttemptTempFolders,
+    run_key,
+    run_tmpdir_prefix,
+    sweep_attempt_tmpdirs,
+)
 from agent_benchmarks.pricing import PriceTable
-from agent_benchmarks.records import PredictionRow, Status, Task, ToolCall
+from agent_benchmarks.records import Fetched, PredictionRow, ResourceUse, Status, Task, ToolCall
 from agent_benchmarks.redact import redact_text
 from agent_benchmarks.runner.executor import Executor, ProcessLauncher
 from agent_benchmarks.runner.plan import AttemptKey
 from agent_benchmarks.runner.progress import RunProgress
 from agent_benchmarks.runner.session import TaskSession
 from agent_benchmarks.storage import PredictionsWriter
-from agent_benchmarks.web.service import AttemptWeb, ProxyFailed, WebProxy, web_details
+from agent_benchmarks.web.service import (
+    AttemptWeb,
+    ProxyFailed,
+    WebProxy,
+    web_details,
+    web_fetched,
+)
 
 STDERR_TAIL_CHARS = 4000
+# What a row says of the browser's fetching when no proxy or site log saw it.
+NOT_SEEN = Fetched(
+    not_measured="the live web: no proxy or site log sees the browser's requests "
+    "(--web record sees them)"
+)
 SCRUB_MAX_BYTES = 64 * 1024 * 1024
 
 
@@ -68,6 +90,8 @@ class AttemptRunner:
     retry_empty: bool = False
     # --web record|replay: the run's proxy over its web archive (None: the live web).
     web: WebProxy | None = None
+    # --resource-sample-ms: how often each attempt's processes are sampled (None: never).
+    sample_interval_s: float | None = None
     # Wall time the agent processes themselves ran, summed (for the overhead benchmark).
     agent_seconds: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -75,6 +99,9 @@ class AttemptRunner:
 
     def __post_init__(self) -> None:
         self.temp_folders = AttemptTempFolders(self.run_dir)
+        # Each attempt's marker starts with it: a later session of the run finds what a
+        # harness killed outright left (clean_up_after_earlier_sessions).
+        self.key = run_key(self.run_dir)
 
     def workdir(self, key: AttemptKey) -> Path:
         safe_id = re.sub(r"[^A-Za-z0-9_.-]", "_", key.task_id)[:80].lstrip(".") or "_"
@@ -108,6 +135,8 @@ class AttemptRunner:
                 "error": redact_text(dropped.outcome.error) if dropped.outcome.error else None,
                 "usage": dropped.outcome.usage.model_dump(exclude_none=True),
                 "n_tool_calls": len(dropped.outcome.trace),
+                # Its machine cost too was spent: the row's resources are the kept run's.
+                "resources": _dumped(dropped.resources()),
             },
         }
         return self._row(task, key, kept, extra_seconds=dropped.seconds, retry=retry)
@@ -122,6 +151,7 @@ class AttemptRunner:
     ) -> _Once:
         started = time.monotonic()
         result: ProcessResult | None = None
+        fetched: Fetched | None = None
         tmpdir = self.temp_folders.take()
         web: AttemptWeb | None = None
         try:
@@ -136,6 +166,8 @@ class AttemptRunner:
                 memory_max_mb=self.memory_max_mb,
                 tmpdir=tmpdir,
                 workdir=workdir,
+                sample_interval_s=self.sample_interval_s,
+                marker=attempt_marker(self.key),
             )
             result = launch(spec, cancel)
             with self._lock:
@@ -151,6 +183,9 @@ class AttemptRunner:
                 if self.web is not None and web is not None:
                     outcome.web_requests, web = self.web.requests_of(web), None
                     outcome.details["web"] = web_details(self.web.mode, outcome.web_requests)
+                    fetched = web_fetched(outcome.web_requests)
+                else:
+                    fetched = self.session.fetched(prepared) or NOT_SEEN
                 prediction, answer_details = self.session.finish(prepared, outcome)
             scrub_secrets(workdir)
         except AttemptNotBegun:
@@ -185,6 +220,7 @@ class AttemptRunner:
             prepared=prepared,
             result=result,
             status=status,
+            fetched=fetched,
             # Not the time it waited for a free slot: that was no part of this attempt.
             seconds=time.monotonic() - started - (result.queued_s if result is not None else 0.0),
         )
@@ -234,8 +270,9 @@ class AttemptRunner:
             returncode=result.returncode if result is not None else None,
             attempt=key.attempt,
             backend=self.backend.name,
-            trace=[_redact_call(call) for call in outcome.trace],
+            trace=[_redact_call(call) for call in with_reply_sizes(outcome.trace)],
             usage=usage,
+            resources=once.resources(),
             stderr_tail=redact_text(result.stderr[-STDERR_TAIL_CHARS:]) if result else "",
             # Backends copy the agent's own text into details (refused calls' arguments,
             # search queries, chat replies): it is redacted like the trace.
@@ -255,6 +292,18 @@ class _Once:
     result: ProcessResult | None
     status: Status
     seconds: float
+    fetched: Fetched | None = None  # what its browser fetched (None: it never ran)
+
+    def resources(self) -> ResourceUse | None:
+        """What it cost: its process's figures with what its browser fetched."""
+        use = self.result.resources if self.result is not None else None
+        if use is None and self.fetched is None:
+            return None
+        return (use or ResourceUse()).model_copy(update={"fetched": self.fetched})
+
+
+def _dumped(use: ResourceUse | None) -> dict[str, Any] | None:
+    return use.model_dump(exclude_none=True) if use is not None else None
 
 
 def _answered(once: _Once) -> bool:
@@ -333,6 +382,19 @@ class RunOutcome:
     busy_seconds: float  # summed time workers spent inside attempts
     agent_seconds: float  # summed time the agent processes ran
 
+    def then(self, later: RunOutcome) -> RunOutcome:
+        """This outcome and a later execution's of the same run (its runner's agent time
+        is the whole run's so far), as one."""
+        return RunOutcome(
+            written=self.written + later.written,
+            counts=self.counts + later.counts,
+            contaminated=self.contaminated + later.contaminated,
+            interrupted=later.interrupted,
+            wall_seconds=self.wall_seconds + later.wall_seconds,
+            busy_seconds=self.busy_seconds + later.busy_seconds,
+            agent_seconds=later.agent_seconds,
+        )
+
 
 class _Interrupts:
     """First Ctrl-C: stop starting. Second, or SIGTERM: kill the running attempts."""
@@ -364,6 +426,28 @@ class _Interrupts:
         else:
             self.executor.kill_running()
             self.progress.note("[yellow]interrupt:[/] killing the running tasks")
+
+
+def clean_up_after_earlier_sessions(run_dir: Path, console: Console | None) -> None:
+    """What a harness killed outright (SIGKILL, a lost machine) left of this run, removed
+    by the run's next session before it starts its own: its attempts' processes (agents
+    still running, capped agents' shells stopped until a slot that never came), their
+    memory cgroups and their temp folders. Another run's are never touched: they carry
+    another run's key."""
+    key = run_key(run_dir)
+    reaped = reap(f"{key}-", folder_prefix=run_tmpdir_prefix(run_dir))
+    left = sweep_attempt_tmpdirs(run_dir)
+    found = [
+        f"{count} {what}"
+        for count, what in (
+            (reaped.processes, "process(es)"),
+            (reaped.cgroups, "memory cgroup(s)"),
+            (len(left), "temp folder(s)"),
+        )
+        if count
+    ]
+    if found and console is not None:
+        console.print(f"removed {', '.join(found)} an earlier session of this run left ({run_dir})")
 
 
 @dataclass(frozen=True)
@@ -400,15 +484,8 @@ def execute_lanes(
     written = [0] * len(lanes)
     killed = [0] * len(lanes)
     busy = [0.0] * len(lanes)
-    # A harness killed outright (SIGKILL, a lost machine) never removed its attempts' temp
-    # folders: this run's next session does, before starting its own.
     for lane in lanes:
-        left = sweep_attempt_tmpdirs(lane.runner.run_dir)
-        if left and console is not None:
-            console.print(
-                f"removed {len(left)} temp folder(s) an earlier session of this run left "
-                f"({lane.runner.run_dir})"
-            )
+        clean_up_after_earlier_sessions(lane.runner.run_dir, console)
     lane_of = {id(lane.runner): i for i, lane in enumerate(lanes)}
     work = [(lane.runner, key) for lane in lanes for key in lane.keys]
     with (

@@ -53,10 +53,17 @@ class Executor(Protocol):
         """What the manifest records of where this session's attempts ran."""
         ...
 
-    def check_programs(self, expected: dict[str, str], probe: Callable[[], dict[str, str]]) -> None:
+    def check_programs(
+        self, expected: dict[str, str], probe: Callable[[], dict[str, str]] | None
+    ) -> None:
         """Refuse to start (an InputError naming the node and the program) when a machine
         attempts would run on has other versions of the pinned programs than ``expected``
-        (what ``probe`` finds on this machine)."""
+        (what ``probe`` finds on this machine; None: the backend pins none), and leave out
+        a machine that cannot be reached."""
+        ...
+
+    def left_out(self) -> list[str]:
+        """The machines left out of the run (they could not be reached), each with why."""
         ...
 
     @property
@@ -105,8 +112,13 @@ class LocalPool:
     def describe(self) -> dict[str, Any]:
         return {"kind": "local", "workers": self.workers, "host": socket.gethostname()}
 
-    def check_programs(self, expected: dict[str, str], probe: Callable[[], dict[str, str]]) -> None:
+    def check_programs(
+        self, expected: dict[str, str], probe: Callable[[], dict[str, str]] | None
+    ) -> None:
         pass  # attempts run here, on the programs the backend just checked
+
+    def left_out(self) -> list[str]:
+        return []
 
     @property
     def service_host(self) -> str:

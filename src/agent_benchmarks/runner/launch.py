@@ -15,6 +15,7 @@ value, because a run must not change what it measures halfway.
 from __future__ import annotations
 
 import shlex
+import ssl
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -34,11 +35,15 @@ from agent_benchmarks.datasets import (
 )
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.isolation.process import memory_cap_method
+from agent_benchmarks.isolation.resources import this_machine
+from agent_benchmarks.isolation.scratch import run_key, temp_root_warning
 from agent_benchmarks.pricing import PriceTable, load_price_table
 from agent_benchmarks.prompts import PROMPT_NAMES, STANDARD, default_prompt_name, prompt_variant
 from agent_benchmarks.provenance import build_manifest, git_state, utc_now
 from agent_benchmarks.records import Manifest, Mode, RunSession, Scores, Task
 from agent_benchmarks.redact import redact_argv
+from agent_benchmarks.runner.autosize import PoolSizing, resources_manifest
+from agent_benchmarks.runner.claim import FolderLock, claim_new_folder, lock_folder
 from agent_benchmarks.runner.engine import AttemptRunner, RunOutcome
 from agent_benchmarks.runner.executor import Executor, LocalPool
 from agent_benchmarks.runner.plan import Plan, plan_attempts
@@ -49,7 +54,13 @@ from agent_benchmarks.runner.session import (
     prompted_session,
 )
 from agent_benchmarks.scoring.scorecard import Grader, grade_and_report, read_manifest
-from agent_benchmarks.spec import RUN_FIELDS, NoOptions, Options, RunSpec
+from agent_benchmarks.spec import (
+    DEFAULT_RESOURCE_SAMPLE_MS,
+    RUN_FIELDS,
+    NoOptions,
+    Options,
+    RunSpec,
+)
 from agent_benchmarks.storage import PredictionsStream, current_task_id, write_json_atomic
 from agent_benchmarks.suite import SuiteDef, get_backend, get_suite, load_ref
 from agent_benchmarks.web.archive import WaczArchive, WebArchive, open_archive
@@ -135,7 +146,8 @@ def load_selected(suite: SuiteDef, spec: RunSpec) -> tuple[LoadedDataset, list[T
 
 @dataclass
 class PreparedRun:
-    """A run checked and ready to start: nothing has been started or written yet."""
+    """A run checked and ready to start: its folder is claimed (created for a new run, and
+    locked), and nothing else has been started or written yet."""
 
     spec: RunSpec
     prog: str
@@ -157,6 +169,8 @@ class PreparedRun:
     # --web record|replay: the archive (None: the live web).
     web_archive: WebArchive | WaczArchive | None = None
     warnings: list[str] = field(default_factory=list)
+    # The run's hold on its folder, released when the run ends (None: not claimed yet).
+    lock: FolderLock | None = None
 
     @property
     def predictions_path(self) -> Path:
@@ -192,8 +206,11 @@ def prepare(spec: RunSpec, prog: str, argv: Sequence[str]) -> PreparedRun:
         )
     if spec.prompt is not None and spec.prompt not in PROMPT_NAMES:
         raise InputError(f"--prompt {spec.prompt}: no such prompt ({', '.join(PROMPT_NAMES)})")
+    lock: FolderLock | None = None
     if spec.resume is not None:
         run_dir = spec.resume.absolute()
+        # Locked before its rows are read: a run still writing there refuses this one.
+        lock = lock_folder(run_dir, [prog, *argv]) if run_dir.is_dir() else None
         manifest = _load_resumable(run_dir, suite, spec)
         _apply_stored_fields(spec, options, manifest.settings.get("flags", {}), definition, typed)
     else:
@@ -201,11 +218,16 @@ def prepare(spec: RunSpec, prog: str, argv: Sequence[str]) -> PreparedRun:
             raise InputError("--no-retry-errors only applies with --resume")
         # Absolute: each agent runs in its attempt folder, so relative paths would break.
         run_dir = (spec.out_dir or definition.run_dir(suite, options)).absolute()
-        if (run_dir / "predictions.jsonl").exists():
-            raise InputError(
-                f"{run_dir} already holds a run; continue it with --resume {run_dir}, "
-                "or choose another --out-dir"
-            )
+        if spec.out_dir is not None and run_dir.is_dir():
+            # Locked first: a run still writing there is named as such, not as a run to
+            # resume.
+            lock = lock_folder(run_dir, [prog, *argv])
+        try:
+            _refuse_held_run(run_dir)
+        except InputError:
+            if lock is not None:
+                lock.release()
+            raise
     spec.repeat = spec.repeat or 1
     # Without a provider, a suite that can play the model itself (localweb) does so.
     scripted_model = None
@@ -238,6 +260,8 @@ def prepare(spec: RunSpec, prog: str, argv: Sequence[str]) -> PreparedRun:
         spec.timeout = spec.timeout or definition.timeout_for(suite)
         if spec.memory_max_mb is None:
             spec.memory_max_mb = definition.default_memory_max_mb
+        if spec.resource_sample_ms is None:
+            spec.resource_sample_ms = DEFAULT_RESOURCE_SAMPLE_MS
     # A scripted model is named as such in the manifest and never priced, whatever id the
     # driven program had to be given (Claude Code insists on a real model id). The model
     # the program runs: given, or the program's own default where the backend knows it.
@@ -274,6 +298,18 @@ def prepare(spec: RunSpec, prog: str, argv: Sequence[str]) -> PreparedRun:
     warnings = []
     if isinstance(existing, PredictionsStream):
         warnings = [f"{w}; it is set aside to predictions.jsonl.torn" for w in existing.warnings()]
+    if (temp_warning := temp_root_warning()) is not None:
+        warnings.append(temp_warning)
+    if lock is None:  # a new folder: made last, once every check passed
+        claimed, lock = _claim(run_dir, spec.out_dir is not None, [prog, *argv])
+        if claimed != run_dir:
+            warnings.append(
+                f"{run_dir.name} was taken by another run started in the same second: this "
+                f"run's folder is {claimed.name}"
+            )
+            run_dir = claimed
+            if grader is not None:  # checked above; its files go in the folder claimed
+                grader = make_grader(suite, spec.grading, run_dir / "predictions.jsonl")
     return PreparedRun(
         spec=spec,
         prog=prog,
@@ -294,7 +330,33 @@ def prepare(spec: RunSpec, prog: str, argv: Sequence[str]) -> PreparedRun:
         empty_retry=empty_retry,
         web_archive=web_archive,
         warnings=warnings,
+        lock=lock,
     )
+
+
+def _refuse_held_run(run_dir: Path) -> None:
+    """A new run's folder must not hold a run already."""
+    if (run_dir / "predictions.jsonl").exists() or (run_dir / "manifest.json").exists():
+        raise InputError(
+            f"{run_dir} already holds a run; continue it with --resume {run_dir}, "
+            "or choose another --out-dir"
+        )
+
+
+def _claim(run_dir: Path, named: bool, argv: list[str]) -> tuple[Path, FolderLock]:
+    """A new run's folder, made and locked: the folder the user named (``--out-dir``), or
+    the default stamped one, suffixed when another run took that name first."""
+    if not named:
+        return claim_new_folder(run_dir, argv)
+    made = not run_dir.exists()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    lock = lock_folder(run_dir, argv, made=made)
+    try:
+        _refuse_held_run(run_dir)  # again, now that no other run can be writing there
+    except InputError:
+        lock.release()
+        raise
+    return run_dir, lock
 
 
 @dataclass
@@ -369,6 +431,7 @@ def open_run(
             price_model=None if getattr(p.backend, "prices_own_rows", False) else p.model,
             retry_empty=p.empty_retry,
             web=web,
+            sample_interval_s=(spec.resource_sample_ms or 0) / 1000 or None,
         )
         yield OpenRun(p, manifest, session, runner, this_session)
 
@@ -399,6 +462,18 @@ def close_run(run: OpenRun, outcome: RunOutcome) -> None:
 
 def _check_web(spec: RunSpec, prog: str) -> WebArchive | WaczArchive | None:
     """The archive of ``--web record|replay``, checked; None for the live web."""
+    if spec.web_trust and spec.web != "record":
+        raise InputError(
+            "--web-trust: only a recording checks certificates (--web record ARCHIVE); "
+            f"this run's web is {spec.web or 'live'}"
+        )
+    for path in spec.web_trust:
+        try:
+            ssl.create_default_context(cafile=path)
+        except (OSError, ssl.SSLError) as exc:
+            raise InputError(
+                f"--web-trust {path}: not a PEM file of CA certificates ({exc})"
+            ) from None
     if spec.web in (None, "live"):
         return None
     assert spec.web_archive is not None
@@ -427,7 +502,11 @@ def web_proxy(p: PreparedRun) -> Iterator[WebProxy | None]:
         # A Chromium stack trusts the archive's CA from an NSS database the run makes.
         nss_db = getattr(p.backend, "web_nss_db", False)
         with WebProxy(
-            p.spec.web, p.web_archive, host=p.spec.executor.service_host, nss_db=nss_db
+            p.spec.web,
+            p.web_archive,
+            host=p.spec.executor.service_host,
+            nss_db=nss_db,
+            trust=[Path(path) for path in p.spec.web_trust],
         ) as proxy:
             yield proxy
     except ProxyFailed as exc:
@@ -444,21 +523,31 @@ def web_manifest(p: PreparedRun) -> dict[str, Any]:
         "proxy": WEB_PROXY_DESCRIPTION,
         "routing": getattr(p.backend, "web_routing", None),
         "rules_sha256": rules_sha256(),
+        **_trusted(p),
     }
 
 
 def web_settings(p: PreparedRun, web: WebProxy) -> dict[str, Any]:
     """What a resumed session records of the archive it ran on."""
     assert p.web_archive is not None
-    return {"mode": web.mode, "archive": p.web_archive.describe()}
+    return {"mode": web.mode, "archive": p.web_archive.describe(), **_trusted(p)}
 
 
-def make_executor(spec: RunSpec) -> Executor:
-    """The executor the spec names."""
+def _trusted(p: PreparedRun) -> dict[str, Any]:
+    """A recording's trust: the system's store and the --web-trust files, by content."""
+    if p.spec.web != "record":
+        return {}
+    extra = [{"path": path, "sha256": sha256_file(Path(path))} for path in p.spec.web_trust]
+    return {"trusted": {"system": ssl.get_default_verify_paths().cafile, "extra": extra}}
+
+
+def make_executor(spec: RunSpec, owner: Path | None = None) -> Executor:
+    """The executor the spec names, for the run (or sweep) in folder ``owner``."""
     if spec.executor.kind == "ray":
         from agent_benchmarks.runner.ray_executor import RayExecutor
 
-        return RayExecutor(spec.workers, address=spec.executor.address)
+        key = run_key(owner) if owner is not None else None
+        return RayExecutor(spec.workers, address=spec.executor.address, owner=key)
     return LocalPool(spec.workers)
 
 
@@ -469,6 +558,9 @@ def attach_executor(executor: Executor, prepared: PreparedRun) -> dict[str, Any]
     probe = getattr(prepared.backend, "program_probe", None)
     if probe is not None:
         executor.check_programs(prepared.backend.programs(), probe())
+    else:
+        executor.check_programs({}, None)
+    prepared.warnings.extend(executor.left_out())
     prepared.spec.executor.service_host = executor.service_host
     return executor.describe()
 
@@ -476,26 +568,70 @@ def attach_executor(executor: Executor, prepared: PreparedRun) -> dict[str, Any]
 def launch(spec: RunSpec, prog: str, argv: Sequence[str]) -> int:
     """One run, start to end: its exit status (0 done, 1 every attempt failed or grading
     failed, 130 interrupted)."""
-    from agent_benchmarks.runner.engine import execute
-
     console = Console(stderr=True, soft_wrap=True)
     if (definition := backend_def(spec.runner)).inform is not None:
         status = _inform(definition, spec)
         if status is not None:
             return status
     prepared = prepare(spec, prog, argv)
-    executor = make_executor(prepared.spec)
+    try:
+        return _run(prepared, console)
+    finally:
+        release(prepared)
+
+
+def release(prepared: PreparedRun) -> None:
+    """Let go of the run's folder (the run has ended, or never started)."""
+    if prepared.lock is not None:
+        prepared.lock.release()
+
+
+def _run(prepared: PreparedRun, console: Console) -> int:
+    """Run a prepared run's attempts, sizing the pool first under ``--workers auto``."""
+    from agent_benchmarks.runner.engine import execute
+
+    sizing = None
+    if prepared.spec.workers_auto:
+        sizing = PoolSizing(prepared.spec, prepared.run_dir, prepared.backend.name)
+        if not sizing.probe_needed:
+            prepared.spec.workers = sizing.workers(len(prepared.plan.todo))
+            console.print(f"--workers auto: {prepared.spec.workers} worker(s) ({sizing.summary()})")
+    executor = make_executor(prepared.spec, prepared.run_dir)
     with executor, open_run(prepared, console, attach_executor(executor, prepared)) as run:
-        outcome = execute(
-            prepared.plan.todo,
-            run.runner,
-            executor,
-            prepared.predictions_path,
-            prepared.suite.title,
-            console,
-        )
+        todo = prepared.plan.todo
+        if sizing is not None and sizing.probe_needed and len(todo) > 1:
+            outcome = _probe_then_sized(prepared, run, executor, console, sizing)
+        else:
+            outcome = execute(
+                todo, run.runner, executor, prepared.predictions_path, prepared.suite.title, console
+            )
+        if sizing is not None:
+            if not sizing.record:  # at most one attempt to run: it was the probe, alone
+                sizing.measure_probe(PredictionsStream(prepared.predictions_path))
+                sizing.workers(len(todo))
+            run.manifest.settings["workers_auto"] = sizing.record
+            if prepared.manifest is None:  # a new run: its workers are the pool's
+                run.manifest.workers = prepared.spec.workers
         close_run(run, outcome)
     return conclude(console, prepared, outcome)
+
+
+def _probe_then_sized(
+    prepared: PreparedRun, run: OpenRun, probe: Executor, console: Console, sizing: PoolSizing
+) -> RunOutcome:
+    """``--workers auto`` with no measured attempt of the stack: the first attempt runs
+    alone on ``probe`` (one worker), and its figures size the pool for the rest."""
+    from agent_benchmarks.runner.engine import execute
+
+    todo, title, path = prepared.plan.todo, prepared.suite.title, prepared.predictions_path
+    first = execute(todo[:1], run.runner, probe, path, title, console)
+    if first.interrupted:
+        return first
+    sizing.measure_probe(PredictionsStream(path))
+    prepared.spec.workers = sizing.workers(len(todo) - 1)
+    console.print(f"--workers auto: {prepared.spec.workers} worker(s) ({sizing.summary()})")
+    with make_executor(prepared.spec, prepared.run_dir) as rest:
+        return first.then(execute(todo[1:], run.runner, rest, path, title, console))
 
 
 def _inform(definition: BackendDef, spec: RunSpec) -> int | None:
@@ -549,7 +685,7 @@ def _new_manifest(p: PreparedRun, session: TaskSession) -> Manifest:
     options = p.definition.options
     defining = {name: spec.backend.get(name) for name in options.run_defining()}
     flags = {name: getattr(spec, name) for name in RUN_FIELDS} | defining
-    return build_manifest(
+    manifest = build_manifest(
         suite=p.suite.name,
         loaded=p.loaded,
         task_ids=[t.id for t in p.tasks],
@@ -573,8 +709,11 @@ def _new_manifest(p: PreparedRun, session: TaskSession) -> Manifest:
             "memory_cap": _memory_cap(spec.memory_max_mb),
             "empty_retry": _empty_retry(p.suite, p.definition, p.empty_retry),
             "web": web_manifest(p),
+            "resources": resources_manifest(spec),
         },
     )
+    manifest.machine = this_machine()
+    return manifest
 
 
 def conclude(console: Console, p: PreparedRun, outcome: RunOutcome) -> int:

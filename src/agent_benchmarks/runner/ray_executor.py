@@ -30,25 +30,22 @@ written by the driver when its attempt's task ends, whatever the cluster does.
 
 from __future__ import annotations
 
-import io
+import ipaddress
 import os
 import shutil
 import socket
-import subprocess
-import sys
-import tarfile
 import tempfile
 import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from agent_benchmarks.errors import InputError
-from agent_benchmarks.isolation.process import ProcessResult, ProcessSpec, Slot, run_process
+from agent_benchmarks.isolation.process import MARKER_ENV, ProcessResult, ProcessSpec, Slot, reap
 from agent_benchmarks.runner.executor import LocalPool, ProcessLauncher
+from agent_benchmarks.runner.ray_node import pack, probe_node, run_on_node, unpack
 
 # Ray's uv hook would make every worker `uv run` an upload of the driver's working folder;
 # the nodes run the node image instead (see the module's docstring).
@@ -58,151 +55,11 @@ os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
 _POLL_S = 0.2
 # How long the cluster's address may take to accept a connection before it is refused.
 _CONNECT_TIMEOUT_S = 10.0
-
-
-def _pack(folder: Path) -> bytes:
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w") as archive:
-        if folder.is_dir():
-            for child in sorted(folder.iterdir()):
-                archive.add(child, arcname=child.name)
-    return buffer.getvalue()
-
-
-def _unpack(data: bytes, folder: Path) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    if not data:
-        return
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r") as archive:
-        archive.extractall(folder, filter="tar")
-
-
-def _rewrite_files(folder: Path, moves: dict[str, str]) -> None:
-    """Replace paths in the attempt's own files: the driver writes absolute paths into
-    them (Claude Code's MCP config, agent-browser chat's attempt.json), and what the agent
-    leaves names the node's folders; each side reads its own."""
-    pairs = [(old.encode(), new.encode()) for old, new in moves.items()]
-    for path in folder.rglob("*"):
-        if not path.is_file() or path.is_symlink():
-            continue
-        data = path.read_bytes()
-        changed = data
-        for old, new in pairs:
-            changed = changed.replace(old, new)
-        if changed != data:
-            path.write_bytes(changed)
-
-
-def _move(text: str, moves: dict[str, str]) -> str:
-    for old, new in moves.items():
-        text = text.replace(old, new)
-    return text
-
-
-def _moved(spec: ProcessSpec, moves: dict[str, str]) -> ProcessSpec:
-    """``spec`` with the driver's folders replaced by the node's in every string."""
-
-    def move(text: str) -> str:
-        return _move(text, moves)
-
-    return replace(
-        spec,
-        argv=[move(a) for a in spec.argv],
-        env={k: move(v) for k, v in spec.env.items()},
-        cwd=Path(move(str(spec.cwd))),
-        stdin_text=move(spec.stdin_text) if spec.stdin_text is not None else None,
-    )
-
-
-def _moved_result(result: ProcessResult, moves: dict[str, str]) -> ProcessResult:
-    """What the agent printed, with the node's folders named as the driver's."""
-    return replace(result, stdout=_move(result.stdout, moves), stderr=_move(result.stderr, moves))
-
-
-def _guard(marker: str, staging: Path) -> subprocess.Popen[bytes]:
-    """A process outliving this worker: if the worker dies (its node lost, the raylet
-    killed), it kills the attempt's processes, which carry ``marker``, and removes the
-    attempt's staging folder."""
-    code = (
-        "import os, shutil, sys, time\n"
-        "from agent_benchmarks.isolation.process import kill_strays\n"
-        "parent = int(sys.argv[1])\n"
-        "while os.getppid() == parent:\n"
-        "    time.sleep(0.5)\n"
-        "kill_strays(sys.argv[2])\n"
-        "shutil.rmtree(sys.argv[3], ignore_errors=True)\n"
-    )
-    return subprocess.Popen(
-        [sys.executable, "-c", code, str(os.getpid()), marker, str(staging)],
-        stdin=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-
-
-def run_on_node(spec: ProcessSpec, files: bytes, temp_files: bytes) -> tuple[ProcessResult, bytes]:
-    """A node's side of an attempt: stage its folder and its temp folder (what the backend
-    put there before the start: Claude Code's private HOME with its login, say), run its
-    process, send the attempt folder back (the temp folder is removed, as locally).
-    Ray's cancel arrives as KeyboardInterrupt: the process is killed and what it left is
-    returned, as a local attempt's would be."""
-    import ray
-
-    node = f"{socket.gethostname()}/{ray.get_runtime_context().get_node_id()[:12]}"
-    staging = Path(tempfile.mkdtemp(prefix="agent-benchmarks-node-"))
-    marker = uuid.uuid4().hex
-    guard = _guard(marker, staging)
-    try:
-        workdir, tmpdir = staging / "work", staging / "tmp"
-        _unpack(temp_files, tmpdir)
-        _unpack(files, workdir)
-        moves = {}
-        if spec.workdir is not None:
-            moves[str(spec.workdir)] = str(workdir)
-        if spec.tmpdir is not None:
-            moves[str(spec.tmpdir)] = str(tmpdir)
-        _rewrite_files(workdir, moves)
-        _rewrite_files(tmpdir, moves)
-        staged = replace(_moved(spec, moves), tmpdir=tmpdir, workdir=workdir, marker=marker)
-        cancel = threading.Event()
-        outcome: list[ProcessResult] = []
-
-        def attempt() -> None:
-            try:
-                outcome.append(run_process(staged, cancel))
-            except KeyboardInterrupt:
-                # Ray raised the cancel in this thread: run_process killed what it started
-                # on its way out, so the attempt is over, interrupted.
-                cancel.set()
-
-        started = time.monotonic()
-        thread = threading.Thread(target=attempt)
-        thread.start()
-        while thread.is_alive():
-            try:
-                thread.join(timeout=_POLL_S)
-            except KeyboardInterrupt:
-                cancel.set()
-        if outcome:
-            result = outcome[0]
-        else:
-            result = ProcessResult(None, "", "", time.monotonic() - started, interrupted=True)
-        back = {new: old for old, new in moves.items()}
-        _rewrite_files(workdir, back)
-        return replace(_moved_result(result, back), node=node), _pack(workdir)
-    finally:
-        guard.kill()
-        guard.wait()
-        shutil.rmtree(staging, ignore_errors=True)
-
-
-def probe_node(probe: Callable[[], dict[str, str]]) -> dict[str, Any]:
-    """What one node has: its name, CPUs and the pinned programs' versions (or why the
-    backend's check failed there)."""
-    try:
-        programs: dict[str, str] | str = probe()
-    except InputError as exc:
-        programs = str(exc)
-    return {"hostname": socket.gethostname(), "cpus": os.cpu_count(), "programs": programs}
+# How long a node may take to answer the probe (start a worker, run the backend's program
+# check) before it is left out of the run.
+_PROBE_TIMEOUT_S = 60.0
+# The label Ray gives every node: its id (attempts are held to the nodes probed).
+_NODE_ID_LABEL = "ray.io/node-id"
 
 
 class RayExecutor(LocalPool):
@@ -212,13 +69,20 @@ class RayExecutor(LocalPool):
     # A thread per Ray task in flight: the cluster's slots are its CPUs, asked per task.
     threads_per_worker = 1
 
-    def __init__(self, workers: int, address: str | None = None):
+    def __init__(self, workers: int, address: str | None = None, owner: str | None = None):
         super().__init__(workers)
         self.address = address or os.environ.get("RAY_ADDRESS") or None
+        # The key of the run (or sweep) a Ray started here belongs to: its folder and its
+        # processes carry it, so that a later session of the run removes what a driver
+        # killed outright left of it (see _start_local).
+        self.owner = owner
         # How the user named the cluster, for messages.
         self._named = f"--ray-address {address}" if address else f"RAY_ADDRESS={self.address}"
         self._temp_dir: str | None = None  # the session folder of a Ray started here
+        # The cluster's nodes as found at the start; a node left out of the run (its probe
+        # failed, or it was lost during the run) has "left_out" (why) and runs nothing.
         self._nodes: list[dict[str, Any]] = []
+        self._nodes_lock = threading.Lock()
         self._remote: Any = None
 
     def __enter__(self) -> RayExecutor:
@@ -237,22 +101,26 @@ class RayExecutor(LocalPool):
             "log_to_driver": False,
             "configure_logging": False,
         }
+        marker = None
         if self.address is None:
-            # A Ray for this run alone: enough CPUs for every worker, its session files in
-            # a folder of its own, removed when the run ends (not /tmp/ray).
-            self._temp_dir = tempfile.mkdtemp(prefix="ab-ray-")
-            os.environ["RAY_TMPDIR"] = self._temp_dir  # Ray's processes inherit it
+            marker = self._start_local()
             options["num_cpus"] = max(self.workers, os.cpu_count() or 1)
             where = "a local Ray"
         else:
             # Ray waits for an unreachable cluster without end: say so at once instead.
-            self._check_reachable()
+            if self._check_reachable():
+                _connect_by_loopback()
             options["address"] = self.address
             where = self._named
+        if marker is not None:
+            os.environ[MARKER_ENV] = marker  # the processes ray.init starts inherit it
         try:
             ray.init(**options)
         except (ConnectionError, RuntimeError, ValueError) as exc:
             raise InputError(f"--executor ray: cannot connect to {where}: {exc}") from None
+        finally:
+            if marker is not None:
+                os.environ.pop(MARKER_ENV, None)
         self._remote = ray.remote(num_cpus=1, max_retries=0)(run_on_node)
         self._nodes = [
             {
@@ -267,19 +135,48 @@ class RayExecutor(LocalPool):
         if not any(node["cpus"] for node in self._nodes):
             raise InputError(f"--executor ray: the cluster at {self._named} has no CPUs")
 
-    def _check_reachable(self) -> None:
+    def _start_local(self) -> str | None:
+        """Ready a Ray for this run alone: its session files in a folder of its own, removed
+        when the run ends (not /tmp/ray). A driver killed outright takes its raylet and GCS
+        with it, but Ray's agents live on and the folder stays: with an owner, they are
+        removed here, found by the marker this Ray's processes carry (returned)."""
+        prefix = "ab-ray-"
+        marker = None
+        if self.owner is not None:
+            prefix = f"ab-ray-{self.owner}"  # short: Ray's socket paths are under it
+            owned = f"ray-{self.owner}-"
+            reap(owned)
+            for left in Path(tempfile.gettempdir()).glob(f"{prefix}*"):
+                shutil.rmtree(left, ignore_errors=True)
+            marker = f"{owned}{uuid.uuid4().hex}"
+        self._temp_dir = tempfile.mkdtemp(prefix=prefix)
+        os.environ["RAY_TMPDIR"] = self._temp_dir  # Ray's processes inherit it
+        return marker
+
+    def _check_reachable(self) -> bool:
         """Refuse a HOST:PORT (or ray://HOST:PORT) nothing listens on; "auto" and other
-        forms are left to Ray."""
+        forms are left to Ray. Whether the cluster answers on a loopback address only."""
         assert self.address is not None
         host, sep, port = self.address.removeprefix("ray://").rpartition(":")
         if not sep or not port.isdigit():
-            return
+            return False
         try:
             socket.create_connection((host, int(port)), timeout=_CONNECT_TIMEOUT_S).close()
         except OSError as exc:
             raise InputError(
                 f"{self._named}: no Ray cluster answers there ({exc.strerror or exc})"
             ) from None
+        if self.address.startswith("ray://") or not _is_loopback(host):
+            return False
+        from ray.util import get_node_ip_address
+
+        # Ray connects to a loopback address by this machine's own address instead: fine
+        # for a cluster listening on every address, not for one bound to loopback.
+        try:
+            socket.create_connection((get_node_ip_address(), int(port)), timeout=1).close()
+        except OSError:
+            return True
+        return False
 
     def __exit__(self, *exc: object) -> None:
         import ray
@@ -292,12 +189,14 @@ class RayExecutor(LocalPool):
             self._temp_dir = None
 
     def describe(self) -> dict[str, Any]:
+        with self._nodes_lock:
+            nodes = [{k: v for k, v in n.items() if k != "node_id"} for n in self._nodes]
         return {
             "kind": "ray",
             "workers": self.workers,
             "address": self.address or "local (started for the run)",
             "driver": socket.gethostname(),
-            "nodes": [{k: v for k, v in n.items() if k != "node_id"} for n in self._nodes],
+            "nodes": nodes,
         }
 
     @property
@@ -305,26 +204,49 @@ class RayExecutor(LocalPool):
         import ray
 
         driver_ip = ray.util.get_node_ip_address()
-        if all(node["address"] == driver_ip for node in self._nodes):
+        if all(node["address"] == driver_ip for node in self._usable()):
             return "127.0.0.1"
         return driver_ip
 
-    def check_programs(self, expected: dict[str, str], probe: Callable[[], dict[str, str]]) -> None:
+    def _usable(self) -> list[dict[str, Any]]:
+        """The nodes attempts may run on: with CPUs, not left out."""
+        with self._nodes_lock:
+            return [n for n in self._nodes if n["cpus"] and "left_out" not in n]
+
+    def _leave_out(self, node: dict[str, Any], why: str) -> None:
+        with self._nodes_lock:
+            node.setdefault("left_out", why)
+
+    def check_programs(
+        self, expected: dict[str, str], probe: Callable[[], dict[str, str]] | None
+    ) -> None:
+        """Probe every node attempts may run on: one that cannot be probed (its raylet
+        killed, though Ray lists it as alive for a while; no answer in time) is left out of
+        the run, named with the reason in the manifest; one whose programs differ refuses
+        the run. None left: one message, and nothing runs."""
         import ray
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         remote_probe = ray.remote(num_cpus=0, max_retries=0)(probe_node)
-        working = [node for node in self._nodes if node["cpus"]]
-        refs = [
+        probes = {
             remote_probe.options(
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node["node_id"], soft=False)
-            ).remote(probe)
-            for node in working
-        ]
+            ).remote(probe): node
+            for node in self._usable()
+        }
+        ready, late = ray.wait(list(probes), num_returns=len(probes), timeout=_PROBE_TIMEOUT_S)
+        for ref in late:
+            self._leave_out(probes[ref], f"no answer to the probe in {_PROBE_TIMEOUT_S:.0f} s")
         problems = []
-        for node, found in zip(working, ray.get(refs), strict=True):
+        for ref in ready:
+            node = probes[ref]
+            try:
+                found = ray.get(ref)
+            except ray.exceptions.RayError as exc:
+                self._leave_out(node, f"its probe failed: {_cause(exc)}")
+                continue
             node.update(hostname=found["hostname"], programs=found["programs"])
-            name = f"node {found['hostname']}/{node['id']} ({node['address']})"
+            name = f"node {_name(node)} ({node['address']})"
             if isinstance(found["programs"], str):
                 problems.append(f"{name}: {found['programs']}")
                 continue
@@ -337,6 +259,22 @@ class RayExecutor(LocalPool):
                 "--executor ray: the nodes' programs differ from this machine's; nothing was "
                 "run:\n  " + "\n  ".join(problems)
             )
+        if not self._usable():
+            raise InputError(
+                f"--executor ray: no node of the cluster at {self._named} can run attempts; "
+                "nothing was run:\n  " + "\n  ".join(self._left_out_lines())
+            )
+
+    def left_out(self) -> list[str]:
+        return [f"--executor ray: left out {line}" for line in self._left_out_lines()]
+
+    def _left_out_lines(self) -> list[str]:
+        with self._nodes_lock:
+            return [
+                f"node {_name(n)} ({n['address']}): {n['left_out']}"
+                for n in self._nodes
+                if "left_out" in n
+            ]
 
     def _launcher(self, slot: Slot | None, waited: list[float]) -> ProcessLauncher:
         # A thread per task in flight, its slot held throughout: none waits for one.
@@ -347,34 +285,86 @@ class RayExecutor(LocalPool):
         from ray.exceptions import RayError, TaskCancelledError
 
         started = time.monotonic()
-        files = _pack(spec.workdir) if spec.workdir is not None else b""
-        temp_files = _pack(spec.tmpdir) if spec.tmpdir is not None else b""
-        ref = self._remote.remote(spec, files, temp_files)
-        cancelled = False
+
+        def lost(why: str, node: dict[str, Any] | None = None) -> ProcessResult:
+            name = _name(node) if node is not None else None
+            return ProcessResult(None, "", "", time.monotonic() - started, lost=why, node=name)
+
+        usable = [node["node_id"] for node in self._usable()]
+        if not usable:
+            return lost(_NONE_LEFT + "; ".join(self._left_out_lines()))
+        files = pack(spec.workdir) if spec.workdir is not None else b""
+        temp_files = pack(spec.tmpdir) if spec.tmpdir is not None else b""
+        # Only on the nodes probed and not lost: Ray lists a node whose raylet was killed
+        # as alive for a while, and would send attempts there.
+        selector = {_NODE_ID_LABEL: f"in({','.join(usable)})"}
+        ref = self._remote.options(label_selector=selector).remote(spec, files, temp_files)
+        cancelled = stranded = False
         while True:
             ready, _ = ray.wait([ref], timeout=_POLL_S)
             if ready:
                 break
-            if cancel.is_set() and not cancelled:
+            if not cancelled and (cancel.is_set() or not self._usable()):
+                # Ctrl-C twice, or every node it could run on lost: it would wait for ever.
+                stranded = not cancel.is_set()
                 ray.cancel(ref)
                 cancelled = True
         try:
             result, back = ray.get(ref)
         except TaskCancelledError:
+            if stranded:
+                return lost(_NONE_LEFT + "; ".join(self._left_out_lines()))
             # Cancelled before its process started (or while it was being staged).
             return ProcessResult(
                 None, "", "", time.monotonic() - started, interrupted=True, signal=None
             )
         except RayError as exc:
-            cause = str(exc).strip().splitlines()
-            return ProcessResult(
-                None,
-                "",
-                "",
-                time.monotonic() - started,
-                lost=f"{type(exc).__name__}: {cause[0] if cause else 'no detail'}",
-            )
+            node = self._node_named_in(str(exc))
+            if node is not None and type(exc).__name__ in _NODE_GONE:
+                self._leave_out(node, f"lost during the run: {_cause(exc)}")
+            return lost(_cause(exc), node)
         if spec.workdir is not None:
             shutil.rmtree(spec.workdir, ignore_errors=True)
-            _unpack(back, spec.workdir)
+            unpack(back, spec.workdir)
         return result
+
+    def _node_named_in(self, text: str) -> dict[str, Any] | None:
+        """The node a Ray error names (its id is only in the error's text)."""
+        with self._nodes_lock:
+            return next((n for n in self._nodes if n["node_id"] in text), None)
+
+
+_NONE_LEFT = "no node of the cluster is left to run it: "
+# Ray's errors for a task whose node is gone (as opposed to its worker alone).
+_NODE_GONE = frozenset({"NodeDiedError", "TaskUnschedulableError"})
+
+
+def _name(node: dict[str, Any]) -> str:
+    """A node as rows and messages name it: HOST/ID (its address until it has answered)."""
+    return f"{node.get('hostname') or node['address']}/{node['id']}"
+
+
+def _cause(exc: BaseException) -> str:
+    cause = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {cause[0] if cause else 'no detail'}"
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(socket.gethostbyname(host)).is_loopback
+    except (OSError, ValueError):
+        return False
+
+
+def _connect_by_loopback() -> None:
+    """Make this process Ray's node on the loopback address. Ray 2.60 replaces a loopback
+    cluster address with this machine's own (``resolve_ip_for_localhost``), which a cluster
+    bound to loopback does not answer on: the driver then waits without end. Ray's own
+    switch for clusters that live on loopback (``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``,
+    its default on macOS and Windows) makes this machine's address the loopback one, for
+    the address and for the node the driver joins; it is read when Ray is imported, so the
+    module's copy is set too."""
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    from ray._private import ray_constants
+
+    ray_constants.ENABLE_RAY_CLUSTER = False

@@ -21,7 +21,7 @@ from agent_benchmarks.attachments import prepare_attachment
 from agent_benchmarks.backends.base import AgentOutcome, Backend, PreparedTask
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.prompts import STANDARD, SuitePrompt, prompt_variant
-from agent_benchmarks.records import Mode, Task
+from agent_benchmarks.records import Fetched, Mode, Task
 from agent_benchmarks.runner.plan import AttemptKey
 from agent_benchmarks.spec import RunSpec
 from agent_benchmarks.suite import SuiteDef
@@ -98,6 +98,11 @@ class TaskSession:
             workdir=workdir,
             details=details,
         )
+
+    def fetched(self, prepared: PreparedTask) -> Fetched | None:
+        """What the attempt's browser fetched, where the suite's own services saw it (a
+        site's request log); None where they did not (the dataset suites: the live web)."""
+        return None
 
     def finish(self, prepared: PreparedTask, outcome: AgentOutcome) -> tuple[str, dict[str, Any]]:
         """The prediction, and what the row should say about how it was read."""

@@ -19,6 +19,8 @@ in the manifest, and appends one JSON line per call to the file its environment 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
@@ -114,6 +116,13 @@ def summarise_log(path: Path) -> dict[str, Any] | None:
     if problems:
         summary["log_problems"] = problems
     return summary
+
+
+def blocking_pattern(url: str, patterns: Sequence[str]) -> str | None:
+    """The first shell-style pattern that blocks ``url`` (matched case-insensitively against
+    the whole URL, as the browsers' ``--block-urls`` do), None if none does."""
+    lowered = url.lower()
+    return next((p for p in patterns if fnmatchcase(lowered, p.lower())), None)
 
 
 def summarise_calls(calls: list[dict[str, Any]]) -> dict[str, Any]:

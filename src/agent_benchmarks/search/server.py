@@ -21,7 +21,6 @@ import threading
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -42,6 +41,7 @@ from agent_benchmarks.search import (
     LOG_ENV,
     SEARCH_PARAMETERS,
     TOOL_NAME,
+    blocking_pattern,
 )
 
 SNIPPET_CHARS = 600  # Tavily's basic snippets run to about 500 characters
@@ -105,8 +105,7 @@ class WebSearch:
         return format_results(kept)
 
     def _blocking(self, url: str) -> str | None:
-        lowered = url.lower()
-        return next((p for p in self.blocked if fnmatchcase(lowered, p)), None)
+        return blocking_pattern(url, self.blocked)
 
     def _log(self, record: dict[str, Any], started: float) -> None:
         record["latency_ms"] = round((time.monotonic() - started) * 1000, 1)

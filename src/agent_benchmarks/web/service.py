@@ -17,13 +17,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from agent_benchmarks.records import Fetched
 from agent_benchmarks.web.archive import WaczArchive, WebArchive
 
 # What the manifest says did the proxying, the recording and the replay matching.
 WEB_PROXY_DESCRIPTION = (
     "pywb proxy mode: wsgiprox TLS interception with the archive's own CA, pywb's recorder "
     "writing WARC through warcio, pywb's replay with its fuzzy rules after the project's "
-    "(agent_benchmarks/web/rules.yaml); a request the archive cannot answer is a 404 and a miss"
+    "(agent_benchmarks/web/rules.yaml); a request the archive cannot answer is a 404 and a "
+    "miss. Recording, each site's certificate is verified against the system's trust store "
+    "(and the --web-trust CA files): a site it refuses gets a plain tunnel, so the stack "
+    "meets its certificate and refuses it as it would live, and nothing of it is recorded"
 )
 RULES_FILE = Path(__file__).with_name("rules.yaml")
 
@@ -70,10 +74,12 @@ class WebProxy:
         archive: WebArchive | WaczArchive,
         host: str = "127.0.0.1",
         nss_db: bool = False,
+        trust: list[Path] | None = None,
     ):
         self.mode = mode
         self.archive = archive
         self.host = host
+        self.trust = list(trust or [])  # CA files trusted beside the system's, recording
         self.nss_db: Path | None = None
         self._wants_nss_db = nss_db
         self.port: int | None = None
@@ -102,6 +108,7 @@ class WebProxy:
                     str(port_file),
                     "--log-dir",
                     str(log_dir),
+                    *(arg for path in self.trust for arg in ("--trust", str(path))),
                 ],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
@@ -229,16 +236,41 @@ def misses(requests: list[dict[str, Any]]) -> list[str]:
 MAX_LISTED_MISSES = 50
 
 
+def web_fetched(requests: list[dict[str, Any]]) -> Fetched:
+    """What the browser fetched through the proxy (its own background requests, which the
+    proxy refused, left out): requests, response body bytes and HTML pages answered."""
+    requests = [r for r in requests if not r.get("browser_own")]
+    return Fetched(
+        source="the web archive's proxy",
+        requests=len(requests),
+        bytes=sum(r.get("bytes") or 0 for r in requests),
+        pages=sum(
+            1
+            for r in requests
+            if str(r.get("response_type") or "").startswith("text/html")
+            and r.get("method") == "GET"
+            and 200 <= (r.get("status") or 0) < 300
+        ),
+    )
+
+
 def web_details(mode: WebMode, requests: list[dict[str, Any]]) -> dict[str, Any]:
     """``details.web`` of a row: how many requests went through the proxy and, replaying,
     those the archive could not answer (a miss: the stack was shown a 404 instead)."""
     own = [r for r in requests if r.get("browser_own")]
-    requests = [r for r in requests if not r.get("browser_own")]
+    refused = [r for r in requests if r.get("tls_refused")]
+    requests = [r for r in requests if not r.get("browser_own") and not r.get("tls_refused")]
     details: dict[str, Any] = {"mode": mode, "n_requests": len(requests)}
     if own:
         # The browser's own background requests, refused by the proxy (rules.yaml
         # browser_own): neither browsing nor misses.
         details["n_browser_own"] = len(own)
+    if refused:
+        # Sites whose certificate the trust store refused, recording: the stack met the
+        # certificate itself (and refused it, or not, as it would live); nothing recorded.
+        details["refused_certificates"] = [
+            {"url": r["url"], "why": r["tls_refused"]} for r in refused
+        ][:MAX_LISTED_MISSES]
     if mode == "replay":
         missed = [r for r in requests if not r.get("archived")]
         details["n_misses"] = len(missed)

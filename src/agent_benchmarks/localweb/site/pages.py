@@ -102,6 +102,14 @@ class Page:
         )
         return self.layout("System status", body, ("status.js",))
 
+    def allocate(self, mb: int, hold_ms: int) -> str:
+        """A page that allocates ``mb`` MiB in the browser (every page of it written, so it
+        is resident) and keeps it until the page goes; its load is held ``hold_ms`` by a
+        script the server answers late, so a sampler sees the memory (the resource
+        figures' own test page: it is no task's)."""
+        body = fragment("allocate.html", mb=mb, root=self.root, hold_ms=hold_ms)
+        return self.layout("Allocation", body)
+
     def not_found(self, what: str = "This page does not exist.") -> str:
         return self.layout("Not found", f"<h1>Page not found</h1>\n<p>{escape(what)}</p>")
 

@@ -97,9 +97,17 @@ class RequestRecord:
     duration_ms: float
     session: str | None  # the lw_sid the request carried, or the one the response set
     fault: str | None = None  # "error", "hang" or None
+    bytes: int = 0  # the response's body as sent (none for HEAD)
+    content_type: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @property
+    def is_page(self) -> bool:
+        """A document a browser loads as a page: HTML, answered with a 2xx."""
+        html = (self.content_type or "").startswith("text/html")
+        return html and self.method == "GET" and 200 <= self.status < 300
 
 
 @dataclass(frozen=True)
@@ -374,6 +382,8 @@ class _Handler(BaseHTTPRequestHandler):
                 duration_ms=round((time.monotonic() - t0) * 1000, 3),
                 session=session,
                 fault=fault,
+                bytes=0 if method == "HEAD" else len(resp.body),
+                content_type=resp.content_type if resp.body else None,
             )
         )
         # Logged before the response goes out: once a client has a response, the log has it.
@@ -485,6 +495,12 @@ def _route(ctx: _Ctx, path: str) -> _Response:
     get = ctx.method in ("GET", "HEAD")
     if get and path in _GET_PAGES:
         return _html(200, _GET_PAGES[path](ctx.page()))
+    if get and path == "/lab/allocate":
+        mb, hold_ms = _count(ctx.param("mb"), 4096), _count(ctx.param("hold_ms"), 60_000)
+        return _html(200, ctx.page().allocate(mb, hold_ms))
+    if get and path == "/lab/hold.js":
+        ctx.site._sleep(_count(ctx.param("ms"), 60_000) / 1000)
+        return _Response(200, b"/* held */\n", "text/javascript; charset=utf-8")
     if get and path.startswith("/static/"):
         found = static_file(path[len("/static/") :])
         if found is None:
@@ -564,6 +580,11 @@ def _route(ctx: _Ctx, path: str) -> _Response:
     if path.startswith("/api/"):
         return _json(404, {"error": "not found"})
     return _html(404, ctx.page().not_found())
+
+
+def _count(raw: str | None, most: int) -> int:
+    """A query parameter as a count from 0 to ``most`` (anything else: 0)."""
+    return min(int(raw), most) if raw is not None and raw.isdigit() else 0
 
 
 def _cart_json(items: dict[str, int]) -> dict[str, Any]:
