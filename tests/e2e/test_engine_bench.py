@@ -12,6 +12,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -20,13 +21,20 @@ from agent_benchmarks.enginebench.configs import ALL
 from agent_benchmarks.enginebench.raw import load
 from agent_benchmarks.enginebench.report import summarise
 from tests.e2e.offline import offline_argv
-from tests.support import REPO, chromium_binary
+from tests.support import REPO, check_time_limit, chromium_binary, start_at_once
 
 pytestmark = pytest.mark.e2e
 
+# The run of every configuration (a module fixture) counts toward whichever of its tests
+# sets it up: each of them has the time limit that covers it.
+EVERY_CONFIGURATION_S = 1200
+covers_every_configuration = pytest.mark.timeout(EVERY_CONFIGURATION_S + 180)
 
-def engine(*args: str, timeout: float = 1200, wrap=None) -> subprocess.CompletedProcess[str]:
-    """``agent-benchmarks engine ARGS``, as a user runs it (``wrap`` makes it offline)."""
+
+def engine(*args: str, timeout: float, wrap=None) -> subprocess.CompletedProcess[str]:
+    """``agent-benchmarks engine ARGS``, as a user runs it (``wrap`` makes it offline); its
+    ``timeout`` counts toward the test's time limit."""
+    check_time_limit("agent-benchmarks engine", timeout)
     command = [sys.executable, "-m", "agent_benchmarks", "engine", *args]
     done = subprocess.run(
         wrap(command) if wrap else command,
@@ -39,7 +47,7 @@ def engine(*args: str, timeout: float = 1200, wrap=None) -> subprocess.Completed
     return done
 
 
-def run(out: Path, *flags: str, timeout: float = 1200) -> Path:
+def run(out: Path, *flags: str, timeout: float) -> Path:
     engine("run", "--out-dir", str(out), "--pace", "0", *flags, timeout=timeout)
     return out / "raw.jsonl"
 
@@ -54,9 +62,14 @@ def every_configuration(tmp_path_factory: pytest.TempPathFactory) -> Path:
     measured rotation each."""
     chromium_binary()
     out = tmp_path_factory.mktemp("engine") / "all"
-    return run(out, "--tasks", "login,localweb:catalogue-price", "--runs", "1", "--warmup", "0")
+    return run(
+        out,
+        "--tasks", "login,localweb:catalogue-price", "--runs", "1", "--warmup", "0",
+        timeout=EVERY_CONFIGURATION_S,
+    )  # fmt: skip
 
 
+@covers_every_configuration
 def test_every_configuration_passes_its_validity_gate_on_at_least_two_tasks(
     every_configuration: Path,
 ) -> None:
@@ -70,6 +83,7 @@ def test_every_configuration_passes_its_validity_gate_on_at_least_two_tasks(
         assert len(passed) >= 2, (config.name, [r for k, r in rows.items() if k[1] == config.name])
 
 
+@covers_every_configuration
 def test_each_execution_records_its_time_and_its_whole_trees_cpu_and_memory(
     every_configuration: Path,
 ) -> None:
@@ -96,6 +110,7 @@ def test_each_execution_records_its_time_and_its_whole_trees_cpu_and_memory(
     assert len(meta["tasks"]) == 2 and all(t["pandascript_sha256"] for t in meta["tasks"])
 
 
+@covers_every_configuration
 def test_the_report_regenerates_byte_for_byte_from_the_raw_file(
     every_configuration: Path, tmp_path: Path
 ) -> None:
@@ -104,7 +119,7 @@ def test_the_report_regenerates_byte_for_byte_from_the_raw_file(
         p.relative_to(folder): p.read_bytes() for p in folder.rglob("*") if p.is_file()
     }
     assert Path("report.md") in made_by_the_run and Path("figures/login.svg") in made_by_the_run
-    engine("report", str(every_configuration), "--out", str(tmp_path / "again"))
+    engine("report", str(every_configuration), "--out", str(tmp_path / "again"), timeout=60)
     again = {
         p.relative_to(tmp_path / "again"): p.read_bytes()
         for p in (tmp_path / "again").rglob("*")
@@ -116,6 +131,7 @@ def test_the_report_regenerates_byte_for_byte_from_the_raw_file(
     assert b"<svg" in again[Path("figures/memory.svg")]
 
 
+@covers_every_configuration
 def test_a_run_leaves_no_process_and_no_cgroup_behind(every_configuration: Path) -> None:
     marked = []
     for entry in os.listdir("/proc"):
@@ -134,6 +150,7 @@ def test_a_run_leaves_no_process_and_no_cgroup_behind(every_configuration: Path)
     assert meter_groups == []
 
 
+@pytest.mark.timeout(660)
 def test_a_configuration_slowed_on_purpose_is_reported_slower_by_about_that_much(
     tmp_path: Path,
 ) -> None:
@@ -144,6 +161,7 @@ def test_a_configuration_slowed_on_purpose_is_reported_slower_by_about_that_much
         "--slow", f"pandascript/lightpanda={slow_ms}",
         "--slow", f"mcp:lightpanda/lightpanda={slow_ms}",
         "--modes", "cold", "--runs", "3", "--warmup", "1",
+        timeout=600,
     )  # fmt: skip
     rows = rows_by(raw)
     records = load(raw).executions
@@ -162,6 +180,7 @@ def test_a_configuration_slowed_on_purpose_is_reported_slower_by_about_that_much
         assert rows[("login", slowed, "cold")]["gate"]
 
 
+@pytest.mark.timeout(660)
 def test_a_task_whose_contract_fails_is_discarded_counted_and_never_timed(
     tmp_path: Path,
 ) -> None:
@@ -172,6 +191,7 @@ def test_a_task_whose_contract_fails_is_discarded_counted_and_never_timed(
         "--tasks", "localweb:shadow-battery,localweb:catalogue-price",
         "--configs", "pandascript/lightpanda,puppeteer/lightpanda",
         "--modes", "cold", "--runs", "2", "--warmup", "0", "--give-up-after", "2",
+        timeout=600,
     )  # fmt: skip
     loaded = load(raw)
     rows = rows_by(raw)
@@ -191,12 +211,14 @@ def test_a_task_whose_contract_fails_is_discarded_counted_and_never_timed(
     assert report.count("`localweb:shadow-battery` `pandascript/lightpanda` cold") == 2
 
 
+@pytest.mark.timeout(960)
 def test_cold_includes_the_browsers_launch_for_the_cdp_drivers(tmp_path: Path) -> None:
     raw = run(
         tmp_path / "coldwarm",
         "--tasks", "localweb:catalogue-price",
         "--configs", "puppeteer/*,playwright/*,playwright-py/*",
         "--runs", "3", "--warmup", "1",
+        timeout=900,
     )  # fmt: skip
     rows = rows_by(raw)
     for driver in ("puppeteer", "playwright", "playwright-py"):
@@ -219,6 +241,7 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
+@pytest.mark.timeout(960)
 def test_tasks_replayed_from_a_recorded_archive_offline(tmp_path: Path) -> None:
     port = str(_free_port())
     archive = tmp_path / "archive"
@@ -226,13 +249,14 @@ def test_tasks_replayed_from_a_recorded_archive_offline(tmp_path: Path) -> None:
     recorded = run(
         tmp_path / "record", "--web", "record", str(archive), *common,
         "--configs", "puppeteer/chromium", "--modes", "cold", "--runs", "1",
+        timeout=300,
     )  # fmt: skip
     assert all(e["ok"] for e in load(recorded).executions)
     out = tmp_path / "replay"
     report = engine(
         "run", "--out-dir", str(out), "--pace", "0", "--web", "replay", str(archive), *common,
         "--configs", "pandascript/*,playwright/lightpanda,mcp:lightpanda/*", "--runs", "1",
-        wrap=lambda command: offline_argv((int(port),), command),
+        wrap=lambda command: offline_argv((int(port),), command), timeout=600,
     )  # fmt: skip
     counted = json.loads(report.stdout.strip().splitlines()[-1])
     assert counted["returncode"] == 0
@@ -245,3 +269,74 @@ def test_tasks_replayed_from_a_recorded_archive_offline(tmp_path: Path) -> None:
         # The site re-enacted what the archive answered: the contract saw the sign-in.
         assert record["requests"] >= 1
     assert len({e["episode"] for e in replayed}) == 2  # the recorded URLs, one set per task
+
+
+SMALL_RUN = [
+    "agent-benchmarks", "engine", "run", "--tasks", "login", "--configs",
+    "pandascript/lightpanda", "--modes", "cold", "--runs", "1", "--warmup", "0", "--pace", "0",
+]  # fmt: skip
+
+
+@pytest.mark.timeout(360)
+def test_two_runs_started_in_the_same_instant_get_a_folder_each(tmp_path: Path) -> None:
+    check_time_limit("agent-benchmarks engine (two at once)", 300)
+    procs = start_at_once([SMALL_RUN, SMALL_RUN], cwd=tmp_path)
+    done = [proc.communicate(timeout=300) for proc in procs]
+    assert [proc.returncode for proc in procs] == [0, 0], done
+    folders = sorted((tmp_path / "results" / "engine").iterdir())
+    assert len(folders) == 2, folders
+    for folder in folders:
+        assert len(load(folder / "raw.jsonl").executions) == 1
+        assert not (folder / ".run.lock").exists()  # released at the end
+    if folders[1].name == f"{folders[0].name}-2":  # the same second: the second one says so
+        said = [err for _, err in done if "was taken by another run" in err]
+        assert len(said) == 1 and folders[1].name in said[0], done
+
+
+def _marked(owner_pid: int) -> list[int]:
+    """Processes carrying the engine marker of the run whose harness is ``owner_pid``."""
+    needle = f"AGENT_BENCHMARKS_ATTEMPT=engine-{owner_pid}-".encode()
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if needle in Path(f"/proc/{entry}/environ").read_bytes():
+                    found.append(int(entry))
+            except OSError:
+                continue
+    return found
+
+
+@pytest.mark.timeout(660)
+def test_what_a_run_killed_with_sigkill_left_is_swept_by_the_next_run(tmp_path: Path) -> None:
+    check_time_limit("agent-benchmarks engine (killed)", 300)
+    out = tmp_path / "killed"
+    # A held Chromium and an MCP server: what a killed run leaves running.
+    killed = subprocess.Popen(
+        [sys.executable, "-m", "agent_benchmarks", "engine", "run", "--out-dir", str(out),
+         "--tasks", "login", "--configs", "puppeteer/chromium", "--runs", "20",
+         "--warmup", "0", "--pace", "0"],
+        cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and killed.poll() is None:
+        if out.joinpath("raw.jsonl").exists() and len(load(out / "raw.jsonl").executions) >= 2:
+            break
+        time.sleep(0.2)
+    assert killed.poll() is None, killed.stderr.read() if killed.stderr else ""
+    killed.kill()
+    killed.wait()
+    assert _marked(killed.pid), "the held browser outlives its harness"
+    groups = [p for p in Path("/sys/fs/cgroup").rglob(f"agent-benchmarks-engine-{killed.pid}-*")]
+    assert groups, "its meters' cgroups stay"
+    next_run = run(
+        tmp_path / "next", "--tasks", "login", "--configs", "pandascript/lightpanda",
+        "--modes", "cold", "--runs", "1", "--warmup", "0", timeout=300,
+    )  # fmt: skip
+    assert len(load(next_run).executions) == 1
+    assert _marked(killed.pid) == []
+    assert not [p for p in groups if p.exists()]
+    # What the killed run measured stays, and its report can still be made.
+    assert len(load(out / "raw.jsonl").executions) >= 2
+    engine("report", str(out), timeout=60)
+    assert (out / "report.md").exists()

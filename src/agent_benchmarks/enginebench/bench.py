@@ -35,7 +35,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TextIO
 
 from agent_benchmarks.backends.lightpanda import bundled_binary, check_binary
 from agent_benchmarks.enginebench import configs as configurations
@@ -46,11 +46,13 @@ from agent_benchmarks.enginebench.meta import meta_record
 from agent_benchmarks.enginebench.raw import MODES
 from agent_benchmarks.enginebench.tasks import EngineTask, resolve_tasks
 from agent_benchmarks.errors import InputError
+from agent_benchmarks.isolation.scratch import temp_root, temp_root_warning
 from agent_benchmarks.localweb.session import RECORDED_SITE_PORT, reenacted
 from agent_benchmarks.localweb.site import Faults, LocalSite
 from agent_benchmarks.localweb.tasks import site_record
 from agent_benchmarks.provenance import utc_now, utc_stamp
 from agent_benchmarks.redact import redact_argv
+from agent_benchmarks.runner.claim import FolderLock, claim_new_folder, lock_folder
 from agent_benchmarks.web.archive import open_archive
 from agent_benchmarks.web.service import WebProxy, web_details
 
@@ -121,43 +123,54 @@ def _site(settings: Settings, chosen: list[Configuration]) -> Iterator[LocalSite
         yield site
 
 
-def _open_output(out_dir: Path | None) -> Path:
-    """The run's folder, made for this run alone (two runs never write into one folder):
-    ``out_dir``, which must not exist, or ``results/engine/<UTC stamp>`` (``-2``, ``-3``...
-    when another run took that second); its raw.jsonl's path."""
-    if out_dir is not None:
+def _claim_output(out_dir: Path | None, argv: list[str], log) -> tuple[Path, FolderLock]:
+    """The run's folder, made for this run alone and locked while it writes there, as a
+    run's (runner/claim.py): ``out_dir``, which must not exist (a run's raw file is never
+    added to), or ``results/engine/<UTC stamp>`` (``-2``, ``-3``... when another run took
+    that second, which the run says); its raw.jsonl's path and the folder's lock."""
+    if out_dir is None:
+        base = Path("results") / "engine" / utc_stamp()
         try:
-            out_dir.mkdir(parents=True)
-        except FileExistsError:
-            raise InputError(
-                f"--out-dir {out_dir}: already exists (a run writes a new folder)"
-            ) from None
+            folder, lock = claim_new_folder(base, argv)
         except OSError as exc:
-            raise InputError(f"--out-dir {out_dir}: cannot make it ({exc.strerror})") from None
-        return out_dir / RAW
-    base, taken = Path("results") / "engine" / utc_stamp(), 1
-    while True:
-        candidate = base if taken == 1 else base.with_name(f"{base.name}-{taken}")
-        try:
-            candidate.mkdir(parents=True)
-            return candidate / RAW
-        except FileExistsError:
-            taken += 1
-        except OSError as exc:
-            raise InputError(f"{candidate}: cannot make it ({exc.strerror})") from None
+            raise InputError(f"{base.parent}: cannot make a run folder ({exc.strerror})") from None
+        if folder != base:
+            print(
+                f"{base.name} was taken by another run started in the same second: this "
+                f"run's folder is {folder}",
+                file=log,
+            )
+        return folder / RAW, lock
+    try:
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        out_dir.mkdir()
+    except FileExistsError:
+        raise InputError(
+            f"--out-dir {out_dir}: already exists (a run writes a new folder)"
+        ) from None
+    except OSError as exc:
+        raise InputError(f"--out-dir {out_dir}: cannot make it ({exc.strerror})") from None
+    return out_dir / RAW, lock_folder(out_dir, argv, made=True)
 
 
 class _Raw:
+    """raw.jsonl, made at its first record: a run that stops before its meta record leaves
+    no file, and its empty folder is removed with its lock."""
+
     def __init__(self, path: Path):
-        self._fh = open(path, "a", encoding="utf-8")  # noqa: SIM115 (held for the run)
+        self.path = path
+        self._fh: TextIO | None = None
 
     def write(self, record: dict[str, Any]) -> None:
+        if self._fh is None:
+            self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 (held for the run)
         self._fh.write(json.dumps(record, sort_keys=True) + "\n")
         self._fh.flush()
         os.fsync(self._fh.fileno())
 
     def close(self) -> None:
-        self._fh.close()
+        if self._fh is not None:
+            self._fh.close()
 
 
 def _episode(settings: Settings, config: Configuration, task: EngineTask, mode: str, r: int) -> str:
@@ -182,8 +195,7 @@ def _sweep(log) -> None:
     """What runs killed before they could clean up left: their processes, cgroups and
     scratch folders (each named for the process of its run)."""
     swept = measure.sweep_stale()
-    temp = Path(tempfile.gettempdir())
-    for entry in temp.iterdir():
+    for entry in temp_root().iterdir():
         owned = _STALE_SCRATCH.match(entry.name)
         if owned and entry.is_dir() and not measure.owner_alive(owned.group(1)):
             shutil.rmtree(entry, ignore_errors=True)
@@ -241,11 +253,16 @@ def _run(settings: Settings, argv: list[str], log) -> Path:
         else:
             archive.check_recordable()
         proxy = WebProxy(settings.web, archive, nss_db=any(c.engine == "chromium" for c in chosen))
-    raw_path = _open_output(settings.out_dir)
-    raw = _Raw(raw_path)
     _sweep(log)
-    scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{measure.OWNER}-"))
+    if (warning := temp_root_warning()) is not None:
+        print(warning, file=log)
+    raw_path, lock = _claim_output(settings.out_dir, redact_argv(argv), log)
+    raw = _Raw(raw_path)
+    scratch = None
     try:
+        # Short, in the temp root: the browsers' socket paths live in it.
+        prefix = f"{SCRATCH_PREFIX}{measure.OWNER}-"
+        scratch = Path(tempfile.mkdtemp(prefix=prefix, dir=temp_root()))
         with ExitStack() as stack:
             site = stack.enter_context(_site(settings, chosen))
             if proxy is not None:
@@ -278,7 +295,9 @@ def _run(settings: Settings, argv: list[str], log) -> Path:
                 _run_task(settings, ctx, site, chosen, task, raw, log)
     finally:
         raw.close()
-        shutil.rmtree(scratch, ignore_errors=True)
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+        lock.release()
     return raw_path
 
 

@@ -34,10 +34,12 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from agent_benchmarks.isolation.process import MARKER_ENV, kill_strays
+from agent_benchmarks.isolation.process import MARKER_ENV, kill_strays, leftover_cgroups, reap
+from agent_benchmarks.isolation.resources import proc_stat
 
 MARKER_PREFIX = "engine-"
-_STALE = re.compile(r"^agent-benchmarks-engine-(\d+-\d+)-[0-9a-f]{16}$")
+_GROUP_PREFIX = f"agent-benchmarks-{MARKER_PREFIX}"  # + its owner: a meter's cgroup
+_STALE = re.compile(rf"^{_GROUP_PREFIX}(\d+-\d+)-[0-9a-f]{{16}}$")
 CGROUP_V1 = "cgroup-v1"
 CGROUP_V2 = "cgroup-v2"
 TREE = "process-tree"  # no cgroup: the descendants of the execution's processes
@@ -127,7 +129,7 @@ class Meter:
         found = _hierarchies()
         self.method = TREE
         if found is not None:
-            name = f"agent-benchmarks-{self.marker}"
+            name = f"agent-benchmarks-{self.marker}"  # _GROUP_PREFIX + owner
             try:
                 for folder in dict.fromkeys([found.memory / name, found.cpu / name]):
                     folder.mkdir()
@@ -252,10 +254,8 @@ class Meter:
 
 def _started(pid: int) -> int | None:
     """When ``pid`` started, in clock ticks since boot (None: no such process)."""
-    try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
-    except (OSError, IndexError, ValueError):
-        return None
+    stat = proc_stat(pid)
+    return None if stat is None else stat.started
 
 
 # This process, as the names of what it makes carry it: its pid and its start, so that a
@@ -271,24 +271,32 @@ def owner_alive(owner: str) -> bool:
 
 def sweep_stale() -> int:
     """Kill and remove what runs that were killed left (SIGKILL gives them no chance to):
-    their meters' cgroups with every member, and processes carrying their marker. The
+    their meters' cgroups with every member, wherever in the hierarchy (a run started from
+    another shell made them in another cgroup), and processes carrying their marker. The
     number of cgroups and processes swept."""
-    swept = 0
     found = _hierarchies()
-    for parent in dict.fromkeys([found.memory, found.cpu] if found else []):
-        for entry in parent.iterdir():
-            owned = _STALE.match(entry.name)
-            if owned is None or owner_alive(owned.group(1)):
-                continue
-            while pids := _procs(entry):
-                for pid in pids:
-                    with suppress(ProcessLookupError):
-                        os.kill(pid, signal.SIGKILL)
-                time.sleep(0.01)
-            with suppress(OSError):
-                entry.rmdir()
-                swept += 1
+    cpu_groups = {}  # v1's CPU counters live in a hierarchy of their own, beside memory's
+    if found is not None and found.cpu != found.memory:
+        cpu_groups = {entry.name: entry for entry in found.cpu.iterdir() if entry.is_dir()}
+    names = [path.name for path in leftover_cgroups(_GROUP_PREFIX)] + list(cpu_groups)
+    owners = {owned.group(1) for name in names if (owned := _STALE.match(name))}
+    owners |= _marked_owners()
+    swept = 0
+    for owner in sorted(o for o in owners if not owner_alive(o)):
+        reaped = reap(f"{MARKER_PREFIX}{owner}-")
+        swept += reaped.processes + reaped.cgroups
+        for name, group in cpu_groups.items():
+            if name.startswith(f"{_GROUP_PREFIX}{owner}-"):
+                with suppress(OSError):
+                    group.rmdir()  # its members were killed with the memory group's
+                    swept += 1
+    return swept
+
+
+def _marked_owners() -> set[str]:
+    """The owners named by the markers of running processes."""
     prefix = f"{MARKER_ENV}={MARKER_PREFIX}".encode()
+    owners = set()
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
@@ -298,12 +306,9 @@ def sweep_stale() -> int:
             continue
         for variable in environ.split(b"\0"):
             if variable.startswith(prefix):
-                owner = "-".join(variable[len(prefix) :].decode(errors="replace").split("-")[:2])
-                if not owner_alive(owner):
-                    with suppress(ProcessLookupError):
-                        os.kill(int(entry.name), signal.SIGKILL)
-                        swept += 1
-    return swept
+                marker = variable[len(prefix) :].decode(errors="replace")
+                owners.add("-".join(marker.split("-")[:2]))
+    return owners
 
 
 def _procs(folder: Path) -> list[int]:
