@@ -15,6 +15,10 @@ several processes once. And with a cgroup, the kernel's own peak of it
 (``memory.max_usage_in_bytes`` on v1, ``memory.peak`` on v2), exact but counting the page
 cache its members caused too. Without a cgroup the members are the descendants of the
 execution's processes (one that daemonises escapes them), and CPU time is not measured.
+The agent runners' sampler (isolation/resources.py) is not used here: to stay cheap over
+a whole attempt it reads a process's PSS again only when its resident size moved by 10%,
+where a benchmark of a second or less wants every sample exact, and the CPU comes here
+from the cgroup's own counter rather than from the processes' sampled counters.
 
 Every process also carries :data:`agent_benchmarks.isolation.process.MARKER_ENV`, so that
 what escaped both the cgroup and the tree is still killed when the meter closes.
