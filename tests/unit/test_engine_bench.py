@@ -5,13 +5,16 @@ discarded executions, the same bytes each time)."""
 from __future__ import annotations
 
 import json
+import os
 import statistics
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agent_benchmarks.enginebench import configs, programs, tasks
+from agent_benchmarks.enginebench.processes import _exits_within
 from agent_benchmarks.enginebench.raw import load
 from agent_benchmarks.enginebench.report import report_markdown, summarise, write_report
 from agent_benchmarks.errors import InputError
@@ -266,3 +269,21 @@ def test_a_file_that_is_not_a_raw_file_is_refused_and_a_torn_last_line_left_out(
         load(other)
     with pytest.raises(InputError, match="cannot read it"):
         load(tmp_path / "missing.jsonl")
+
+
+# --- an execution's end --------------------------------------------------------------------
+
+
+def test_an_executions_end_is_seen_when_its_process_exits_and_not_before() -> None:
+    done = subprocess.Popen(["sleep", "0.2"])
+    assert _exits_within(done.pid, 30)
+    # It had exited (a zombie, not yet reaped) when the wait returned: no polling loop.
+    assert os.waitid(os.P_PID, done.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    assert done.wait() == 0
+    running = subprocess.Popen(["sleep", "30"])
+    try:
+        assert not _exits_within(running.pid, 0.1)
+        assert running.poll() is None
+    finally:
+        running.kill()
+        running.wait()
