@@ -63,6 +63,9 @@ class Measurement:
     # The main process's own CPU (all its threads, user and system; not its children, so
     # not the agents it runs), as last polled (every 5 ms) before it exited; with own_memory.
     own_cpu_s: float | None = None
+    # GNU time's user + system CPU of the command and every descendant it waited for
+    # (a grader's grading process included); None without GNU time.
+    cpu_s: float | None = None
 
     def check(self, what: str) -> Measurement:
         if self.returncode != 0:
@@ -134,7 +137,7 @@ def run_measured(
     time_file.close()
     wrapped = list(argv)
     if GNU_TIME.exists():
-        wrapped = [str(GNU_TIME), "-f", "%M", "-o", time_file.name, *wrapped]
+        wrapped = [str(GNU_TIME), "-f", "%U %S %M", "-o", time_file.name, *wrapped]
     try:
         with tempfile.TemporaryFile(mode="w+b") as stderr_file:
             started = time.perf_counter()
@@ -172,11 +175,14 @@ def run_measured(
             stderr_file.seek(max(0, size - 4 * STDERR_TAIL_CHARS))
             tail = stderr_file.read().decode("utf-8", "replace")[-STDERR_TAIL_CHARS:]
         peak_kb = polled_kb
+        cpu_s = None
         if GNU_TIME.exists():
             words = Path(time_file.name).read_text(encoding="utf-8").split()
-            # Its last word is %M; before it, "Command exited with non-zero status N".
-            if words and words[-1].isdigit():
+            # Its last words are %U %S %M; before them, "Command exited with non-zero
+            # status N".
+            if len(words) >= 3 and words[-1].isdigit():
                 peak_kb = int(words[-1])
+                cpu_s = float(words[-3]) + float(words[-2])
     finally:
         os.unlink(time_file.name)
     return Measurement(
@@ -187,6 +193,7 @@ def run_measured(
         returncode=returncode,
         stderr_tail=tail,
         own_cpu_s=polled_cpu_s if own_memory else None,
+        cpu_s=cpu_s,
     )
 
 
@@ -397,11 +404,13 @@ def compare_runs(
     rounds: int,
     baseline: Baseline | None,
     own_memory: bool = False,
+    cpu: bool = False,
 ) -> list[Figure]:
     """A B rounds of one command on each side: the medians of wall time and peak memory
     (the main process alone with ``own_memory``, and then its own CPU time too: the
-    harness's work without its children's), as lines of a ratio table. Without
-    ``upstream`` its column comes from the baseline."""
+    harness's work without its children's), as lines of a ratio table; with ``cpu`` also
+    the CPU time of the command and its children (steadier than wall time on a busy
+    machine). Without ``upstream`` its column comes from the baseline."""
     print(f"{label}:", file=sys.stderr)
     sides = [("ours", ours)] + ([("upstream", upstream)] if upstream else [])
     results = ab_rounds(sides, rounds)
@@ -423,7 +432,16 @@ def compare_runs(
     if own_memory and all(m.own_cpu_s is not None for m in results["ours"]):
         cpu_figure = Figure(cpu_label, "s", median([m.own_cpu_s or 0.0 for m in results["ours"]]))
         figures.append(cpu_figure)
+    all_cpu_label = f"{label}: CPU"
+    all_cpu_figure = None
+    if cpu and all(m.cpu_s is not None for m in results["ours"]):
+        all_cpu_figure = Figure(
+            all_cpu_label, "s", median([m.cpu_s or 0.0 for m in results["ours"]])
+        )
+        figures.append(all_cpu_figure)
     if upstream is not None:
+        if all_cpu_figure is not None and all(m.cpu_s is not None for m in results["upstream"]):
+            all_cpu_figure.upstream = median([m.cpu_s or 0.0 for m in results["upstream"]])
         figures[0].upstream = median([m.wall_s for m in results["upstream"]])
         figures[1].upstream = median([memory(m) for m in results["upstream"]])
         figures[0].note = _paired_ratios(results["ours"], results["upstream"])
@@ -434,6 +452,8 @@ def compare_runs(
         figures[1].upstream = baseline.get(title, memory_label)
         if cpu_figure is not None:
             cpu_figure.upstream = baseline.get(title, cpu_label)
+        if all_cpu_figure is not None:
+            all_cpu_figure.upstream = baseline.get(title, all_cpu_label)
     return figures
 
 

@@ -3,7 +3,9 @@ plugin ``tests.temp_check``."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -11,6 +13,7 @@ from tests.support import (
     ASSISTANTBENCH_ROWS,
     GAIA_ROWS,
     RunningTest,
+    chromium_binary,
     write_gaia_attachments,
     write_gaia_parquet,
     write_jsonl,
@@ -39,3 +42,14 @@ def gaia_file(tmp_path: Path) -> Path:
 @pytest.fixture
 def assistantbench_file(tmp_path: Path) -> Path:
     return write_jsonl(tmp_path / "assistant_bench_v1.0_dev.jsonl", ASSISTANTBENCH_ROWS)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Debian's Chromium, headless, driven by Playwright: one per test module."""
+    from playwright import sync_api
+
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium_binary(), args=["--no-sandbox"])
+        yield browser
+        browser.close()

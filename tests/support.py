@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pyarrow as pa
@@ -182,6 +183,19 @@ def chromium_binary() -> str:
     if not CHROMIUM.exists():
         pytest.fail(f"{CHROMIUM} missing: apt-get install -y chromium (.ci/run does this)")
     return str(CHROMIUM)
+
+
+# The window the report and the run browser must fit with no horizontal scroll.
+PAGE_WIDTH = 1280
+
+
+def assert_fits(page: Any) -> None:
+    """No horizontal scroll at ``PAGE_WIDTH``: the page is no wider than its window (a
+    table too wide scrolls inside itself)."""
+    scroll, client = page.evaluate(
+        "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+    )
+    assert client == PAGE_WIDTH and scroll <= client, (scroll, client)
 
 
 class RunningTest:

@@ -15,10 +15,12 @@ failures can be inspected) stays in the system temp folder, as before, and is no
 
 from __future__ import annotations
 
+import fcntl
 import fnmatch
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -37,16 +39,42 @@ PROJECT_NAMES = (
     "ab-ray-*",
     "ab-engine-*",
 )
+_DEAD_AFTER_S = 3600
 SESSION_PREFIX = "abt-"  # a test session's own temp folder (short: socket paths live in it)
 # The system temp folder, as it was before the session took a folder of its own: for a
 # test that needs a folder whose path is shorter than one inside the session's.
 SYSTEM_TEMP = Path(tempfile.gettempdir())
 
 
+def _remove_dead_sessions_folders(system: Path) -> None:
+    """A session killed outright (SIGKILL, a CI job's timeout) never reaches its end and
+    keeps its folder. A live session holds a lock on its folder; a later session removes
+    the unlocked ones older than an hour (a session that has only just made its folder has
+    not locked it yet)."""
+    for folder in system.glob(f"{SESSION_PREFIX}*"):
+        try:
+            if time.time() - folder.stat().st_mtime < _DEAD_AFTER_S:
+                continue
+            fd = os.open(folder, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            continue  # gone meanwhile, or not ours to read
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            shutil.rmtree(folder, ignore_errors=True)
+        except BlockingIOError:
+            pass  # a live session's
+        finally:
+            os.close(fd)
+
+
 class TempCheck:
     def __init__(self) -> None:
         self.system = SYSTEM_TEMP
+        _remove_dead_sessions_folders(self.system)
         self.own = Path(tempfile.mkdtemp(prefix=SESSION_PREFIX, dir=self.system))
+        # Held until this process ends: the folder is a live session's while it is locked.
+        self._alive = os.open(self.own, os.O_RDONLY | os.O_CLOEXEC)
+        fcntl.flock(self._alive, fcntl.LOCK_EX)
         self.system_before = set(os.listdir(self.system))
         # pytest's tmp_path stays where it was; everything else goes to the session's folder.
         os.environ.setdefault("PYTEST_DEBUG_TEMPROOT", str(self.system))

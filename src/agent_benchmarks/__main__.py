@@ -1,6 +1,6 @@
 """``agent-benchmarks`` (also ``python -m agent_benchmarks``): the tool around the suites'
 own commands: list a selection's tasks, compare graded runs, audit a run for leaks, run a
-sweep, and the engine benchmark.
+sweep, browse the runs, export them for Inspect's viewer, and the engine benchmark.
 
 The top of the package, with :mod:`agent_benchmarks.commands`; nothing imports this module.
 """
@@ -74,6 +74,18 @@ def _sweep_command(argv: Sequence[str]) -> int:
     return sweep_command(argv)
 
 
+def _view_command(argv: Sequence[str]) -> int:
+    from agent_benchmarks.commands.view import view_command
+
+    return view_command(argv)
+
+
+def _export_command(argv: Sequence[str]) -> int:
+    from agent_benchmarks.commands.view import export_command
+
+    return export_command(argv)
+
+
 def _engine_command(argv: Sequence[str]) -> int:
     from agent_benchmarks.commands.engine import engine_command
 
@@ -94,6 +106,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "compare": _compare_command,
         "leak-audit": _leak_audit_command,
         "sweep": _sweep_command,
+        "view": _view_command,
+        "export": _export_command,
         "engine": _engine_command,
     }
     if not argv or argv[0] in ("-h", "--help") or argv[0] not in commands:
@@ -106,6 +120,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             "  leak-audit RUN_DIR    flag tool calls that reached benchmark answers\n"
             "  sweep FILE            run a grid of runs (suite x stack x model x prompt) "
             "through one executor, then compare them\n"
+            "  view [RESULTS]        every run in one table, and pages for each run and "
+            "attempt (--serve: live on 127.0.0.1)\n"
+            "  export --inspect RUN...  each run as an Inspect eval log, for `inspect view`\n"
             "  engine run|report|list   the engine benchmark: browser stacks timed on "
             "scripted tasks, no model",
             file=sys.stderr if argv and argv[0] not in ("-h", "--help") else sys.stdout,

@@ -262,6 +262,7 @@ def _listed_tools(listing: str) -> set[str]:
     return tools | {carried.split()[4]}
 
 
+@pytest.mark.timeout(420)  # covers the listing's 60 s and the run's 300 s
 @pytest.mark.parametrize("surface", ["upstream", "strict"])
 def test_list_tools_shows_what_the_model_is_really_offered(
     gaia_file: Path, tmp_path: Path, surface: str

@@ -167,7 +167,7 @@ def test_a_ray_run_gives_the_rows_and_scores_a_local_run_gives(cluster, tmp_path
     assert not _attempt_processes(local, on_ray)
 
 
-@pytest.mark.timeout(700)  # covers the commands it runs (their timeouts)
+@pytest.mark.timeout(1300)  # covers the two commands it runs (their timeouts)
 @pytest.mark.parametrize(
     "command",
     [

@@ -3,14 +3,13 @@ asks the network for nothing, logs no error, and run text shows as text, never a
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agent_benchmarks.records import ResourceUse, ToolCall
-from tests.support import chromium_binary, run_cli
+from tests.support import PAGE_WIDTH, assert_fits, run_cli
 from tests.unit.report_builders import Attempt, make_run, task_ids
 
 pytestmark = pytest.mark.e2e
@@ -50,16 +49,6 @@ def _runs(root: Path) -> list[Path]:
     ]
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright import sync_api
-
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium_binary(), args=["--no-sandbox"])
-        yield browser
-        browser.close()
-
-
 def test_report_renders_in_chromium(tmp_path: Path, browser: Any) -> None:
     out = tmp_path / "report.html"
     result = run_cli(
@@ -67,7 +56,7 @@ def test_report_renders_in_chromium(tmp_path: Path, browser: Any) -> None:
     )
     assert result.returncode == 0, result.stderr
 
-    page = browser.new_page()
+    page = browser.new_page(viewport={"width": PAGE_WIDTH, "height": 900})
     problems: list[str] = []
     requests: list[str] = []
 
@@ -83,20 +72,30 @@ def test_report_renders_in_chromium(tmp_path: Path, browser: Any) -> None:
     page.wait_for_load_state("load")
 
     assert page.title() == "agent-benchmarks comparison"
+    assert_fits(page)
+    # The scoreboard shows every column, the composite and the verdict at its end included,
+    # within the window or by scrolling inside its own box.
+    board = page.locator("table.scoreboard")
+    heads = board.locator("thead th").all_inner_texts()
+    assert "composite" in heads and heads[-1] == "headline eligible", heads
+    last = board.locator("thead th").last
+    last.scroll_into_view_if_needed()
+    box = last.bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= PAGE_WIDTH, box
     # Three SVG charts and the heat map, each drawn with a real size.
     charts = page.locator("figure.chart")
     assert charts.count() == 4
     for name in ("scatter", "durations", "cost-per-success"):
         box = page.locator(f'figure[data-chart="{name}"] svg').bounding_box()
         assert box is not None and box["width"] > 300 and box["height"] > 100, name
-    assert page.locator('figure[data-chart="scatter"] circle.point').count() == 2
-    assert page.locator('figure[data-chart="scatter"] line.ci').count() == 2
-    assert page.locator('figure[data-chart="durations"] rect.box').count() == 2
+    assert page.locator('figure[data-chart="scatter"] [id^="scatter-point-"]').count() == 2
+    assert page.locator('figure[data-chart="scatter"] [id^="scatter-ci-"]').count() == 2
+    assert page.locator('figure[data-chart="durations"] [id^="durations-box-"]').count() == 2
     assert page.locator('figure[data-chart="heatmap"] tbody tr').count() == 10
     assert page.locator('figure[data-chart="heatmap"] div.cell').count() == 20
     # Memory and CPU per success for the stack that measured them, tokens for both.
     cost_chart = page.locator('figure[data-chart="cost-per-success"]')
-    assert cost_chart.locator("rect.bar").count() == 4
+    assert cost_chart.locator('[id^="cost-bar-"]').count() == 4
     assert cost_chart.inner_text().count("not measured") == 2
 
     # The evidence the reader needs is on the page.
@@ -113,6 +112,7 @@ def test_report_renders_in_chromium(tmp_path: Path, browser: Any) -> None:
     assert HOSTILE_ANSWER in task.inner_text()
     assert "</td><script>alert(2)</script>" in trace.inner_text()
     assert page.locator("script").count() == 0 and page.locator("img").count() == 0
+    assert_fits(page)  # an open trace, its long URLs and replies included, fits too
 
     assert problems == []
     assert requests == [out.as_uri()]  # nothing fetched: no CDN, no font, no favicon

@@ -115,6 +115,19 @@ def test_release_removes_a_made_folder_left_empty(tmp_path: Path) -> None:
     assert sorted(p.name for p in folder.iterdir()) == ["manifest.json"]
 
 
+def test_release_removes_the_empty_folders_made_in_a_made_folder(tmp_path: Path) -> None:
+    """A refused sweep: its cells' parent folders were made, no cell ran."""
+    folder, lock = claim_new_folder(tmp_path / "sweep", ["x"])
+    (folder / "localweb" / "native").mkdir(parents=True)
+    lock.release()
+    assert not folder.exists()
+    folder, lock = claim_new_folder(tmp_path / "sweep", ["x"])
+    (folder / "localweb" / "native").mkdir(parents=True)
+    (folder / "localweb" / "native" / "predictions.jsonl").write_text("")
+    lock.release()
+    assert (folder / "localweb" / "native" / "predictions.jsonl").exists()
+
+
 def test_a_lock_file_removed_under_a_waiting_run_is_not_held_twice(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

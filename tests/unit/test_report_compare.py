@@ -466,7 +466,7 @@ def test_compare_view_flag_names_the_view_in_every_table_header(tmp_path: Path) 
     assert "9/10 = " in upstream_md and "7/11 = " in official_md
     assert "not by the official scorers" in upstream_md
     upstream_html = outputs["upstream"][1].read_text()
-    assert "<th>success, upstream&#x27;s matching (95% CI)</th>" in upstream_html
+    assert "<th>success, upstream&#39;s matching (95% CI)</th>" in upstream_html
     result = run_cli("agent-benchmarks", "compare", str(run), "--view", "both")
     assert result.returncode == 2 and "--view" in result.stderr
 
@@ -563,7 +563,7 @@ def test_compare_shows_refused_calls_beside_contamination(tmp_path: Path) -> Non
     assert "| contaminated | refused calls | leak hits |" in text
     assert "| 0 | 3 in 2 row(s) | 0 |" in text and "| 0 | 0 | 0 |" in text
     assert "<th>refused calls</th>" in html.read_text()
-    assert "<td>3 in 2 row(s)</td>" in html.read_text()
+    assert '<td class="fig">3 in 2 row(s)</td>' in html.read_text()
     rows = {
         Path(r.run_dir).name: r
         for r in ComparisonReport.model_validate_json(record.read_text()).groups[0].rows

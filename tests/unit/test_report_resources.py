@@ -135,7 +135,8 @@ def test_html_charts_memory_and_cpu_per_success_beside_tokens(tmp_path: Path) ->
     chart = chart[: chart.index("</figure>")]
     for label in ("memory per success (MB)", "CPU seconds per success", "tokens per success"):
         assert label in chart
-    assert chart.count('class="bar"') == 4  # memory and CPU for one stack, tokens for both
+    # memory and CPU for one stack, tokens for both
+    assert chart.count('id="cost-bar-') == 4
     assert chart.count("not measured") == 2  # the old run: no memory, no CPU
     assert "Resources: memory, CPU and page weight" in page
     assert "attempts that fit at once" in page

@@ -48,7 +48,7 @@ from agent_benchmarks.runner.engine import AttemptRunner, execute
 from agent_benchmarks.runner.executor import LocalPool
 from agent_benchmarks.runner.launch import merge_learned
 from agent_benchmarks.runner.plan import AttemptKey, plan_attempts
-from agent_benchmarks.runner.progress import RunProgress
+from agent_benchmarks.runner.progress import Figures, RunProgress, clock, eta, progress_line
 from agent_benchmarks.runner.session import TaskSession
 from tests.support import ASSISTANTBENCH_ROWS, write_jsonl
 from tests.unit.judge_fakes import FakeJudgeServer
@@ -359,12 +359,14 @@ def test_progress_prints_one_line_per_row_when_not_on_a_terminal() -> None:
         for row in rows:
             progress.advance(row)
     lines = out.getvalue().splitlines()
-    assert lines == [
+    # Each line ends with the ETA at the rate observed so far ("0:00" once all are done).
+    assert [line.rpartition("; ETA ")[0] for line in lines] == [
         "[1/3] g1-plain: ok in 1.5s, 120 tokens; ok 1 · empty 0 · timeout 0 · error 0",
         "[2/3] g1-text: timeout (timeout) in 60.0s, 0 tokens; ok 1 · empty 0 · timeout 1 · error 0",
         "[3/3] g1-plain attempt 2: error (model_api) in 0.2s, 0 tokens; "
         "ok 1 · empty 0 · timeout 1 · error 1",
     ]
+    assert lines[-1].endswith("; ETA 0:00")
     assert progress.done == 3 and progress.tokens == 120
     assert progress.counts == Counter({"ok": 1, "timeout": 1, "error": 1})
 
@@ -373,10 +375,10 @@ def test_progress_cost_is_a_lower_bound_once_a_row_has_tokens_but_no_price() -> 
     console = Console(file=io.StringIO(), force_terminal=False)
     progress = RunProgress(2, "GAIA", console)
     progress.advance(_row("a", usage=Usage(input_tokens=10, cost_usd=0.5)))
-    assert progress.cost_known and progress._spend_text() == "10 tok $0.50"
+    assert progress.cost_known and progress.figures().spend_text() == "10 tok $0.50"
     progress.advance(_row("b", usage=Usage(input_tokens=5)))
     assert not progress.cost_known
-    assert progress._spend_text() == "15 tok ≥$0.50"
+    assert progress.figures().spend_text() == "15 tok ≥$0.50"
 
 
 def test_progress_default_console_keeps_one_line_per_row(
@@ -387,6 +389,35 @@ def test_progress_default_console_keeps_one_line_per_row(
     row = _row("c61d22de-5f6c-4958-a7f6-5e9707bd3466", 2, "error", error_class="model_api")
     progress.advance(row)
     assert len(capsys.readouterr().err.splitlines()) == 1
+
+
+def _figures(done: int, total: int, elapsed_s: float, tokens: int = 0) -> Figures:
+    counts = Counter({"ok": done - 1, "error": 1}) if done else Counter()
+    return Figures("assistantbench", done, total, counts, elapsed_s, tokens, 0.0, True)
+
+
+@pytest.mark.parametrize("width", [40, 60, 80, 100, 120, 200])
+def test_progress_line_keeps_its_figures_whole_at_every_width(width: int) -> None:
+    line = progress_line(_figures(1_234, 2_000, 3_725.0, tokens=123_456_789), width)
+    assert len(line) <= width
+    assert "1234/2000" in line  # done / total, never cut
+    if width >= 60:
+        assert "ETA 38:32" in line  # 766 left at 1,234 in 3,725 s
+    if width >= 80:
+        # Every count, the time and the spend; the bar takes what is left.
+        for figure in ("ok 1233", "1:02:05", "ETA 38:32", "$0.00"):
+            assert figure in line
+    if width >= 120:
+        assert "ok 1233 · empty 0 · timeout 0 · error 1" in line and "123,456,789 tok" in line
+        assert line.startswith("assistantbench ━")
+
+
+def test_eta_is_the_observed_rate_of_finished_attempts() -> None:
+    assert eta(0, 10, 30.0) == "–"  # nothing finished: no rate yet
+    # 4 workers: the first 4 attempts finish together after 60 s; 36 more at that rate.
+    assert eta(4, 40, 60.0) == "9:00"
+    assert eta(40, 40, 600.0) == "0:00"
+    assert clock(3_725) == "1:02:05"
 
 
 # --- AttemptRunner with a real process and the real GAIA session --------------------------------

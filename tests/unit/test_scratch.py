@@ -17,9 +17,12 @@ import psutil
 
 from agent_benchmarks.isolation.scratch import (
     PREFIX,
+    ROOT_MAX,
     new_attempt_tmpdir,
     run_key,
+    run_tmpdir_prefix,
     sweep_attempt_tmpdirs,
+    temp_root,
 )
 from agent_benchmarks.runner.engine import execute
 from agent_benchmarks.runner.executor import LocalPool
@@ -218,3 +221,21 @@ def test_a_killed_harness_leftovers_are_swept_by_the_next_session(tmp_path: Path
     )
     assert outcome.written == 1
     assert _this_run(run_dir) == []
+
+
+def test_a_temp_root_too_long_for_the_sockets_below_it_gives_way_to_tmp(monkeypatch) -> None:
+    """A 23-character TMPDIR leaves an attempt's Chromium socket its 107 bytes, not a Ray
+    session's plasma store socket, which is deeper; the run's leftovers are looked for where
+    its folders went."""
+    root = Path(tempfile.mkdtemp(prefix="s" * 10, dir="/tmp"))  # /tmp/ssssssssssXXXXXXXX
+    try:
+        monkeypatch.setattr(tempfile, "tempdir", str(root))
+        assert len(str(root)) == 23 <= ROOT_MAX
+        assert temp_root() == root
+        assert temp_root(longest_below=100) == Path("/tmp")
+        assert run_tmpdir_prefix(Path("run")).startswith(f"{root}/{PREFIX}")
+        monkeypatch.setattr(tempfile, "tempdir", str(root / ("d" * 40)))
+        assert temp_root() == Path("/tmp")
+        assert run_tmpdir_prefix(Path("run")).startswith(f"/tmp/{PREFIX}")
+    finally:
+        root.rmdir()

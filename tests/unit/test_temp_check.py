@@ -6,11 +6,13 @@ loads it, and reads its exit status and report.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -130,3 +132,25 @@ def test_a_clean_session_removes_its_own_temp_folder(tmp_path: Path, system_temp
 def test_this_session_runs_in_a_temp_folder_of_its_own() -> None:
     here = Path(tempfile.gettempdir())
     assert here.name.startswith("abt-") and os.environ["TMPDIR"] == str(here)
+
+
+def test_a_killed_sessions_folder_is_removed_by_the_next_and_a_live_ones_kept(
+    tmp_path: Path, system_temp: Path
+) -> None:
+    """A session killed outright keeps its folder; the next session removes it, but never
+    the folder of a session still running (it holds a lock on it), nor one just made."""
+    hour_ago = time.time() - 3700
+    dead, live, new = (system_temp / f"abt-{name}" for name in ("dead0000", "live0000", "new00000"))
+    for folder in (dead, live, new):
+        folder.mkdir()
+        (folder / "left-by-a-test").write_text("x")
+    for folder in (dead, live):
+        os.utime(folder, (hour_ago, hour_ago))
+    holder = os.open(live, os.O_RDONLY)
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    try:
+        proc = _session(tmp_path, system_temp, "def test_nothing():\n    pass\n")
+    finally:
+        os.close(holder)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert sorted(p.name for p in system_temp.iterdir()) == ["abt-live0000", "abt-new00000"]

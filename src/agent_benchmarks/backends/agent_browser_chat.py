@@ -682,7 +682,7 @@ class ChatOptions(Options):
     )
     search: str | None = option(
         help="the agent's web search: native only (the default: search engines' pages in "
-        "the browser); tavily and none are refused (see README)",
+        "the browser); tavily and none are refused (docs/search.md)",
         choices=SEARCH_SETTINGS,
     )
     session: str | None = option(

@@ -557,6 +557,9 @@ SERVERS: dict[str, McpServerDef] = {
 }
 
 
+PROBE_STDERR = "probe-stderr.log"
+
+
 async def _list_tools(server: dict[str, Any], cwd: Path) -> dict[str, list[str]]:
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
@@ -570,8 +573,17 @@ async def _list_tools(server: dict[str, Any], cwd: Path) -> dict[str, list[str]]
         env={**os.environ, "TMPDIR": str(cwd), **server.get("env", {})},
         cwd=str(cwd),
     )
-    with anyio.fail_after(60):
-        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+    # The server's stderr goes to a file, not the terminal: a server's start-up log
+    # (lightpanda's "config tips" on a terminal) must not land above the run's header. It
+    # is read back into the error when the server fails.
+    with (
+        open(cwd / PROBE_STDERR, "w+", encoding="utf-8", errors="replace") as errlog,
+        anyio.fail_after(60),
+    ):
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
             await session.initialize()
             tools = (await session.list_tools()).tools
     return {tool.name: _argument_names(tool.input_schema) for tool in tools}
@@ -628,10 +640,19 @@ def probe_tools(server: dict[str, Any], scratch: Path, flag: str) -> dict[str, l
     try:
         return anyio.run(_list_tools, server, scratch)
     except Exception as exc:  # any failure to start or list is one clear message
+        said = _tail(scratch / PROBE_STDERR)
         raise InputError(
             f"{flag}: its MCP server did not list its tools "
-            f"({type(exc).__name__}: {exc}); check its install (see README)"
+            f"({type(exc).__name__}: {exc}); check its install (docs/mcp.md, prerequisites)"
+            + (f"; its stderr ended: {said}" if said else "")
         ) from None
+
+
+def _tail(path: Path, chars: int = 600) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").strip()[-chars:]
+    except OSError:
+        return ""
 
 
 @dataclass(frozen=True)

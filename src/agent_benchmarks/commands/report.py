@@ -15,18 +15,18 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from rich.console import Console
-from rich.table import Table
 
 from agent_benchmarks.commands.args import entry, positive_int
 from agent_benchmarks.errors import InputError
-from agent_benchmarks.report import fmt
+from agent_benchmarks.report import fmt, tables
 from agent_benchmarks.report.audit import audit_run
 from agent_benchmarks.report.compare import DEFAULT_WEIGHTS, compare_runs, parse_weights
 from agent_benchmarks.report.html import html_pieces
 from agent_benchmarks.report.load import check_inputs, load_run, load_runs
 from agent_benchmarks.report.markdown import render_markdown, splice
-from agent_benchmarks.report.schema import SCORE_VIEWS, VIEW_TITLES, ComparisonReport, LeakAudit
+from agent_benchmarks.report.schema import SCORE_VIEWS, ComparisonReport, LeakAudit
 from agent_benchmarks.report.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
+from agent_benchmarks.report.terminal import print_table
 from agent_benchmarks.storage import write_json_atomic
 
 
@@ -39,50 +39,16 @@ def _write(path: Path, text: str | Iterable[str]) -> None:
 
 
 def _print_scoreboard(report: ComparisonReport, console: Console) -> None:
+    more = "every column: --markdown-out, --html-out"
     for group in report.groups:
         console.print(f"\n{group.suite}: {len(group.rows)} stack(s)", markup=False)
         console.print(fmt.view_note(group.view), markup=False)
         for i, row in enumerate(group.rows, start=1):
             console.print(f"  #{i} {row.key} ({fmt.mode(row)}, {row.run_dir})", markup=False)
-        table = Table()
-        for column in (
-            "#", f"success ({VIEW_TITLES[group.view]})", "95% CI", "tokens/success",
-            "cost/success", "median s", "calls", "timeouts", "errors", "composite", "headline",
-        ):  # fmt: skip
-            table.add_column(column, overflow="fold")
-        for i, row in enumerate(group.rows, start=1):
-            ci = row.success
-            table.add_row(
-                f"#{i}",
-                f"{row.n_successes}/{row.n_attempts}",
-                f"{fmt.pct(ci.low)}–{fmt.pct(ci.high)}",
-                fmt.tokens_per_success(row.tokens),
-                fmt.cost_per_success(row.cost),
-                fmt.seconds(row.duration_median_s),
-                fmt.count(row.tool_calls_median),
-                str(row.n_timeouts),
-                fmt.errors(row),
-                fmt.composite(row.composite),
-                fmt.eligible(row.eligibility),
-            )
-        console.print(table)
-        matrix_head, matrix_rows = fmt.agent_stack_matrix(group)
-        matrix = Table(title="agent × stack: tokens per success (successes / attempts)")
-        for column in matrix_head:
-            matrix.add_column(column, overflow="fold")
-        for line in matrix_rows:
-            matrix.add_row(*line)
-        console.print(matrix)
+        print_table(console, tables.scoreboard(group), more)
+        print_table(console, tables.matrix(group), more)
         if any(row.resources is not None for row in group.rows):
-            # The figures a terminal has room for; --markdown-out and --html-out have all.
-            shown = [3, 6, 8, 9]  # peak, CPU per success, attempts at once, fetched
-            resources = Table(title="resources (all figures: --markdown-out, --html-out)")
-            for column in ["#", *(fmt.RESOURCE_HEAD[c] for c in shown)]:
-                resources.add_column(column, overflow="fold")
-            for i, row in enumerate(group.rows, start=1):
-                cells = fmt.resource_cells(row)
-                resources.add_row(f"#{i}", *(cells[c - 2] for c in shown))
-            console.print(resources)
+            print_table(console, tables.resources(group), more)
             console.print(fmt.machines(group), markup=False)
         for i, row in enumerate(group.rows, start=1):
             if row.n_contaminated or row.n_refused_calls:
@@ -185,20 +151,9 @@ def _print_audit(audit: LeakAudit, console: Console) -> None:
     if not audit.hits:
         console.print("no leak found", markup=False)
     else:
-        table = Table(title=f"{len(audit.hits)} leak hit(s) in {len(audit.flagged_tasks)} task(s)")
-        for column in ("task", "attempt", "call", "tool", "where", "kind", "value"):
-            table.add_column(column, overflow="fold")
-        for hit in audit.hits:
-            table.add_row(
-                hit.task_id,
-                str(hit.attempt),
-                str(hit.call_index),
-                hit.tool,
-                hit.field,
-                hit.kind,
-                hit.value,
-            )
-        console.print(table)
+        hits = tables.leak_hits([("", hit) for hit in audit.hits])
+        hits.title = f"{len(audit.hits)} leak hit(s) in {len(audit.flagged_tasks)} task(s)"
+        print_table(console, hits)
     if audit.accuracy_strict is None:
         console.print("accuracy: not graded", markup=False)
     else:
@@ -211,7 +166,7 @@ def _print_audit(audit: LeakAudit, console: Console) -> None:
 
 def leak_audit_command(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(
-        prog="leak-audit",
+        prog="agent-benchmarks leak-audit",
         description="Flag attempts whose tool calls visited a benchmark mirror (Hugging Face "
         "dataset or Space pages, known copies, local dataset caches) or used the task's id "
         "in a URL or argument, and show accuracy with them counted wrong. Exit 1 when "
@@ -234,5 +189,6 @@ def leak_audit_command(argv: Sequence[str]) -> int:
 
 @entry
 def leak_audit_main(argv: Sequence[str] | None = None) -> int:
-    """The ``leak-audit`` console script."""
+    """The ``leak-audit`` console script: the command's old name, kept as an alias of
+    ``agent-benchmarks leak-audit``."""
     return leak_audit_command(list(sys.argv[1:] if argv is None else argv))

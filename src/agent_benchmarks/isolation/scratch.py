@@ -39,11 +39,12 @@ ROOT_MAX = 107 - _CHROMIUM_SOCKET_TAIL - _ATTEMPT_FOLDER
 SHORT_ROOT = Path("/tmp")
 
 
-def temp_root() -> Path:
+def temp_root(longest_below: int = 107 - ROOT_MAX) -> Path:
     """Where attempt folders go: the temp folder (``TMPDIR``), or ``/tmp`` when that path is
-    too long for the sockets the attempts' browsers make in it."""
+    too long for the sockets made in it, whose paths below it take up to ``longest_below``
+    bytes (by default an attempt folder's Chromium socket)."""
     root = Path(tempfile.gettempdir())
-    if len(str(root)) <= ROOT_MAX or not SHORT_ROOT.is_dir():
+    if len(str(root)) + longest_below <= 107 or not SHORT_ROOT.is_dir():
         return root
     return SHORT_ROOT
 
@@ -65,7 +66,7 @@ def run_key(run_dir: Path) -> str:
 
 def run_tmpdir_prefix(run_dir: Path) -> str:
     """The path every attempt temp folder of the run starts with."""
-    return str(Path(tempfile.gettempdir()) / f"{PREFIX}{run_key(run_dir)}-")
+    return str(temp_root() / f"{PREFIX}{run_key(run_dir)}-")
 
 
 def new_attempt_tmpdir(run_dir: Path) -> Path:

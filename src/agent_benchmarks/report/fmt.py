@@ -18,6 +18,9 @@ from agent_benchmarks.report.schema import (
 )
 
 DASH = "–"
+# Stacks are told apart by colour in charts and by the colour of their number in tables.
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b")
+N_COLOURS = len(PALETTE)
 
 
 def pct(value: float | None) -> str:
@@ -61,6 +64,16 @@ def usd(value: float | None) -> str:
     return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
 
 
+def tokens_per_success_short(t: TokenSummary) -> str:
+    """Tokens per success in a few characters: ``12.3k``, ``12.3k est``, ``12.3k mix``."""
+    if t.basis == "missing":
+        return "no usage"
+    if t.per_success is None:
+        return "∞"
+    mark = {"exact": "", "estimated": " est", "mixed": " mix"}[t.basis]
+    return count(t.per_success) + mark + ("*" if t.n_usage_missing_rows else "")
+
+
 def tokens_per_success(t: TokenSummary) -> str:
     """Tokens per success, saying whether it is exact, estimated or a mix of both."""
     if t.basis == "missing":
@@ -99,6 +112,18 @@ def _with_credits(text: str, credits: float | None, cost: CostSummary) -> str:
     return f"{text} + {shown} search credits"
 
 
+def cost_short(value: float | None, cost: CostSummary) -> str:
+    """A cost in a few characters: ``$0.0123``, ``≥$0.0123`` (some rows unpriced), ``?``
+    (no price), ``∞`` (no success); search credits, when spent, as ``+3cr``."""
+    if cost.total_usd is None:
+        text = "?"
+    elif value is None:
+        text = "∞"
+    else:
+        text = ("" if cost.complete else "≥") + usd(value)
+    return text + ("" if cost.search_credits is None else "+cr")
+
+
 def cost_per_success(cost: CostSummary) -> str:
     return _with_credits(_cost(cost.per_success_usd, cost), cost.search_credits_per_success, cost)
 
@@ -111,6 +136,19 @@ def errors(row: StackRow) -> str:
     if not row.errors_by_class:
         return "0"
     return ", ".join(f"{name} {n}" for name, n in row.errors_by_class.items())
+
+
+def errors_short(row: StackRow) -> str:
+    """The number of errors; their classes are in the full form."""
+    return str(sum(row.errors_by_class.values()))
+
+
+def success_short(row: StackRow) -> str:
+    """Successes over attempts and the interval: ``5/10 20–80%``."""
+    ci = row.success
+    if ci.low is None or ci.high is None:
+        return f"{row.n_successes}/{row.n_attempts}"
+    return f"{row.n_successes}/{row.n_attempts} {100 * ci.low:.0f}–{100 * ci.high:.0f}%"
 
 
 def refused_calls(row: StackRow) -> str:
@@ -191,9 +229,12 @@ def _matrix_stack(row: StackRow) -> str:
     return f"{browser}{surface}{search} · {stack.engine}"
 
 
-def agent_stack_matrix(group: SuiteComparison) -> tuple[list[str], list[list[str]]]:
+def agent_stack_matrix(
+    group: SuiteComparison, short: bool = False
+) -> tuple[list[str], list[list[str]]]:
     """benchcmp's grid: one line per browser stack, one column per agent (and model), each
-    cell tokens per success first, then successes / attempts. A cell is one run: runs that
+    cell tokens per success first (``short``: abbreviated), then successes / attempts. A
+    cell is one run: runs that
     share a cell (another run folder of the same pairing) are listed side by side, never
     pooled, and a different agent is always a different column."""
     models = {row.stack.model for row in group.rows}
@@ -205,7 +246,8 @@ def agent_stack_matrix(group: SuiteComparison) -> tuple[list[str], list[list[str
         line = _matrix_stack(row)
         columns += [column] if column not in columns else []
         lines += [line] if line not in lines else []
-        cell = f"{tokens_per_success(row.tokens)} ({row.n_successes}/{row.n_attempts})"
+        tokens = (tokens_per_success_short if short else tokens_per_success)(row.tokens)
+        cell = f"{tokens} ({row.n_successes}/{row.n_attempts})"
         cells.setdefault((line, column), []).append(cell)
     head = ["stack × agent", *columns]
     return head, [
@@ -253,70 +295,8 @@ def fetched(r: ResourceSummary) -> str:
     )
 
 
-def resource_cells(row: StackRow) -> list[str]:
-    """A stack's line of the resources table (see :data:`RESOURCE_HEAD`)."""
-    r = row.resources
-    if r is None:
-        return [NOT_MEASURED] * (len(RESOURCE_HEAD) - 2)
-    share = DASH if r.sampler_cpu_share is None else pct(r.sampler_cpu_share)
-    return [
-        f"{r.n_measured}/{r.n_rows}",
-        peak_memory(r),
-        r.peak_source or DASH,
-        mb(r.memory_per_success_bytes),
-        cpu_seconds(r.cpu_s_per_success),
-        cpu_seconds(r.cpu_s_median),
-        fit_at_once(r),
-        fetched(r),
-        share,
-    ]
-
-
-RESOURCE_HEAD = (
-    "#",
-    "stack",
-    "attempts measured",
-    "peak memory per attempt (median / p90)",
-    "peak counted by",
-    "memory per success",
-    "CPU per success",
-    "CPU per attempt (median)",
-    "attempts that fit at once",
-    "browser fetched per attempt (median)",
-    "sampler's own CPU",
-)
-
-
-def role_cells(row: StackRow) -> list[list[str]]:
-    """A stack's roles: each one's peak (median, p90) and CPU per attempt."""
-    if row.resources is None:
-        return []
-    return [
-        [
-            role.role,
-            str(role.n_attempts),
-            f"{mb(role.peak_median_bytes)} / {mb(role.peak_p90_bytes)}",
-            cpu_seconds(role.cpu_s_median),
-            role.note or "",
-        ]
-        for role in row.resources.roles
-    ]
-
-
-ROLE_HEAD = ("#", "role", "attempts", "peak (median / p90)", "CPU per attempt (median)", "note")
-
-
-# The per-tool table's head (Markdown and HTML).
-TOOL_HEAD = (
-    "#",
-    "tool",
-    "calls",
-    "errors",
-    "median ms",
-    "p90 ms",
-    "calls/min at mean latency",
-    "reply tokens per call (median / p90)",
-)
+def sampler_share(r: ResourceSummary) -> str:
+    return DASH if r.sampler_cpu_share is None else pct(r.sampler_cpu_share)
 
 
 def reply_tokens(tool: ToolStats) -> str:

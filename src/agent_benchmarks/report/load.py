@@ -163,12 +163,15 @@ def load_run(
     grade: bool = True,
     console: Console | None = None,
     view: ScoreView = "official",
+    write_scores: bool = True,
 ) -> LoadedRun:
     """Load a run folder; with ``grade``, make sure it has current grades (see the module),
     and read them in ``view``.
 
     Without ``grade`` (the leak audit, which needs only traces) a run whose grades are
     missing or stale and that cannot be graded for free comes back with ``scores`` None.
+    Without ``write_scores`` (the run browser, which may read a run still being written)
+    a missing scores.json is graded in memory, as a stale one is, and nothing is written.
     """
     run_dir = Path(path)
     if not run_dir.exists():
@@ -229,6 +232,9 @@ def load_run(
                     predictions, suite, manifest, grader, warnings, provenance
                 )
                 on_the_fly = True
+    elif grader is not None and not write_scores:
+        scores = _grade_in_memory(predictions, suite, manifest, grader, warnings, provenance)
+        on_the_fly = True
     elif grader is not None:
         console.print(f"{run_dir}: no scores.json; grading it with the {suite} grader")
         scores, _ = grade_file(predictions, grader, console=console)

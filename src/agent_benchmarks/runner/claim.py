@@ -50,17 +50,29 @@ class FolderLock:
 
     def release(self) -> None:
         """Unlock; a folder this run made and never wrote in (it stopped before its
-        manifest) is removed, so a refused or failed start leaves nothing."""
+        manifest) is removed, with the empty folders made in it (a sweep's cells' parents),
+        so a refused or failed start leaves nothing."""
         if self._fd is None:
             return
         try:
             (self.folder / LOCK_NAME).unlink(missing_ok=True)
-            if self.made and not any(self.folder.iterdir()):
-                self.folder.rmdir()
+            if self.made:
+                _remove_if_empty(self.folder)
         except OSError:
             pass  # a read-only folder: the lock still goes with the descriptor
         self._closer()
         self._fd = None
+
+
+def _remove_if_empty(folder: Path) -> None:
+    """Remove ``folder`` if it holds no file, however deep its empty folders go."""
+    for below, _, files in os.walk(folder, topdown=False):
+        if files:
+            return
+        try:
+            os.rmdir(below)
+        except OSError:
+            return  # a folder that held another: not empty
 
 
 def lock_folder(folder: Path, argv: list[str], made: bool = False) -> FolderLock:

@@ -39,11 +39,11 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from agent_benchmarks.errors import InputError
 from agent_benchmarks.isolation.process import MARKER_ENV, ProcessResult, ProcessSpec, Slot, reap
+from agent_benchmarks.isolation.scratch import temp_root
 from agent_benchmarks.runner.executor import LocalPool, ProcessLauncher
 from agent_benchmarks.runner.ray_node import pack, probe_node, run_on_node, unpack
 
@@ -60,6 +60,9 @@ _CONNECT_TIMEOUT_S = 10.0
 _PROBE_TIMEOUT_S = 60.0
 # The label Ray gives every node: its id (attempts are held to the nodes probed).
 _NODE_ID_LABEL = "ray.io/node-id"
+# Below a Ray's own temp folder (ab-ray-OWNER + mkdtemp's 8) its plasma store's socket:
+# ray/session_<date>_<time>_<us>_<pid>/sockets/plasma_store, 68 bytes with a 7-digit pid.
+_RAY_SOCKET_BELOW = len("/ab-ray-") + 16 + 8 + 68
 
 
 class RayExecutor(LocalPool):
@@ -146,10 +149,10 @@ class RayExecutor(LocalPool):
             prefix = f"ab-ray-{self.owner}"  # short: Ray's socket paths are under it
             owned = f"ray-{self.owner}-"
             reap(owned)
-            for left in Path(tempfile.gettempdir()).glob(f"{prefix}*"):
+            for left in temp_root(_RAY_SOCKET_BELOW).glob(f"{prefix}*"):
                 shutil.rmtree(left, ignore_errors=True)
             marker = f"{owned}{uuid.uuid4().hex}"
-        self._temp_dir = tempfile.mkdtemp(prefix=prefix)
+        self._temp_dir = tempfile.mkdtemp(prefix=prefix, dir=temp_root(_RAY_SOCKET_BELOW))
         os.environ["RAY_TMPDIR"] = self._temp_dir  # Ray's processes inherit it
         return marker
 

@@ -86,7 +86,8 @@ class AssistantBenchScore:
 def _strip_units(text: str) -> str:
     # Every "$", "%" and "sqft" becomes a space; then trim.
     for token in ("$", "%", "sqft"):
-        text = " ".join(text.split(token))
+        if token in text:
+            text = " ".join(text.split(token))
     return text.strip()
 
 
@@ -157,8 +158,17 @@ def _parsed_gold(gold: str) -> tuple[Any, str]:
     return _parse_gold([line for line in gold.split("\n") if len(line.strip()) > 0])
 
 
+# What a JSON text can start with, after JSON's whitespace (Python's json also reads NaN,
+# Infinity and -Infinity). Most answers are prose: json.loads would fail on them, and its
+# exception costs more than the rest of their decoding.
+_JSON_STARTS = frozenset('"{[-0123456789tfnNI')
+_JSON_WHITESPACE = " \t\n\r"
+
+
 def _decode_prediction(prediction: Any) -> Any:
     """Official first step: ``json.loads`` the prediction, keeping it as-is on failure."""
+    if type(prediction) is str and prediction.lstrip(_JSON_WHITESPACE)[:1] not in _JSON_STARTS:
+        return prediction
     if isinstance(prediction, str | bytes | bytearray):
         try:
             return json.loads(prediction)
@@ -264,13 +274,17 @@ def _score_numbers(pred: Any, gold: Any) -> float:
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 _TOKEN_SPLIT = re.compile(" |-")
-_PUNCTUATION = frozenset(string.punctuation)
+_DROP_PUNCTUATION = str.maketrans("", "", string.punctuation)
 
 
 _DECIMAL_DIGIT = re.compile(r"\d")  # what float() reads as a digit: Unicode decimals
 _FLOAT_WORDS = frozenset({"nan", "inf", "infinity"})
+# Tokens recur from answer to answer (words, units, numbers, and the gold's tokens against
+# every prediction's): each distinct one is normalised, and checked for a number, once.
+_TOKEN_CACHE = 1 << 16
 
 
+@functools.lru_cache(maxsize=_TOKEN_CACHE)
 def _looks_numeric(text: str) -> bool:
     """Whether ``float()`` accepts ``text``. Most tokens are words: without a digit, only
     a signed or unsigned nan/inf/infinity can be one, and a failed ``float()`` (an
@@ -288,10 +302,11 @@ def _looks_numeric(text: str) -> bool:
     return True
 
 
+@functools.lru_cache(maxsize=_TOKEN_CACHE)
 def _normalize_token(token: str) -> str:
     token = token.lower()
     if not _looks_numeric(token):
-        token = "".join(ch for ch in token if ch not in _PUNCTUATION)
+        token = token.translate(_DROP_PUNCTUATION)
     if _looks_numeric(token):
         token = str(float(token))
     token = _ARTICLES.sub(" ", token)
@@ -326,18 +341,19 @@ def _numbers_agree(gold: set[str], predicted: set[str]) -> bool:
 
 def _best_alignment(
     predicted: Sequence[Any], gold: Sequence[Any], pair_score: Callable[[Any, Any], float]
-) -> np.ndarray:
+) -> Sequence[float]:
     """Official ``_align_bags``: one-to-one Hungarian alignment, per-gold best scores.
 
-    The returned array has ``max(len(gold), len(predicted))`` entries, so unmatched items on
-    either side count as 0 when averaged.
+    The returned scores (a list for one item on each side, else numpy's array) are
+    ``max(len(gold), len(predicted))``, so unmatched items on either side count as 0 when
+    averaged.
     """
     if len(gold) == 1 and len(predicted) == 1:
         # One item each: the assignment pairs them (NaN and infinities go on to scipy
         # below, which refuses them as the official code does).
         score = float(pair_score(predicted[0], gold[0]))
         if math.isfinite(score):
-            return np.array([max(0.0, score)])
+            return [max(0.0, score)]
     scores = np.zeros([len(gold), len(predicted)])
     for gi, gold_item in enumerate(gold):
         for pi, pred_item in enumerate(predicted):
@@ -373,9 +389,7 @@ def _score_strings(pred: Any, gold: Any) -> float:
         pred_bags = _to_bags(pred)
         gold_bags = _gold_bags(gold if type(gold) is str else tuple(gold))
         best = _best_alignment(pred_bags, gold_bags, _gated_f1)
-        if best.size == 0:
-            return math.nan  # np.mean of an empty array
-        return float(best[0]) if best.size == 1 else float(np.mean(best))
+        return _mean_or_nan(best)
     except Exception:
         return 0.0
 
@@ -399,9 +413,17 @@ _METRIC_BY_GOLD_TYPE: dict[type, Callable[[Any, Any], float]] = {
 }
 
 
-def _mean_or_nan(values: list[float]) -> float:
-    # np.average([]) is nan (with a RuntimeWarning) upstream.
-    return float(np.average(values)) if values else math.nan
+def _mean_or_nan(values: Sequence[float]) -> float:
+    """``np.average`` as the official code takes it: nan for no values (numpy warns). One or
+    two values (most objects' keys, most alignments) are averaged here: numpy's sum of two
+    is the same one addition, and its call costs more than the rest of scoring a key."""
+    if len(values) == 0:
+        return math.nan
+    if len(values) == 1:
+        return float(values[0])
+    if len(values) == 2:
+        return float((values[0] + values[1]) / 2)
+    return float(np.average(values))
 
 
 def _key_recall(pred: Any, gold: Any, by_gold_value: bool) -> float:
@@ -440,8 +462,7 @@ def _score_dicts(pred: Any, gold: Any) -> float:
     """Official ``evaluate_dicts``."""
     if not (type(pred) is dict or len(pred) == 0 or (type(pred) is list and type(pred[0]) is dict)):
         return 0
-    best = _best_alignment(pred, gold, _dict_pair_f1)
-    return _mean_or_nan(list(best)) if best.size else math.nan
+    return _mean_or_nan(_best_alignment(pred, gold, _dict_pair_f1))
 
 
 _METRIC_BY_GOLD_KIND: dict[str, Callable[[Any, Any], float]] = {

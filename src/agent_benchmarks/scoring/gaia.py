@@ -24,8 +24,10 @@ A missing answer (``None``) is scored as the literal string ``"None"``.
 
 from __future__ import annotations
 
+import functools
 import re
 import string
+from typing import Any
 
 __all__ = ["question_scorer"]
 
@@ -61,13 +63,30 @@ def _squash(text: str, *, drop_punctuation: bool) -> str:
     return squashed
 
 
-def _element_matches(answer_part: str, gold_part: str) -> bool:
-    if _parses_as_float(gold_part):
-        return _answer_to_float(answer_part) == float(gold_part)
+def _element_matches(answer_part: str, gold_part: tuple[float | None, str]) -> bool:
+    number, squashed = gold_part
+    if number is not None:
+        return _answer_to_float(answer_part) == number
     # Official: punctuation is kept inside list elements.
-    return _squash(answer_part, drop_punctuation=False) == _squash(
-        gold_part, drop_punctuation=False
-    )
+    return _squash(answer_part, drop_punctuation=False) == squashed
+
+
+@functools.lru_cache(maxsize=4096)
+def _read_gold(ground_truth: str) -> tuple[str, Any]:
+    """How the scorer compares against a gold, read once per distinct gold (a run grades
+    every task's gold once per attempt): ``("number", value)``, ``("list", parts)`` with
+    each part's number or squashed text, or ``("string", squashed)``. Only ever read."""
+    if _parses_as_float(ground_truth):
+        return "number", float(ground_truth)
+    if "," in ground_truth or ";" in ground_truth:
+        parts = tuple(
+            (float(part), "")
+            if _parses_as_float(part)
+            else (None, _squash(part, drop_punctuation=False))
+            for part in _LIST_SEPARATORS.split(ground_truth)
+        )
+        return "list", parts
+    return "string", _squash(ground_truth, drop_punctuation=True)
 
 
 def question_scorer(model_answer: str | None, ground_truth: str) -> bool:
@@ -83,14 +102,12 @@ def question_scorer(model_answer: str | None, ground_truth: str) -> bool:
     else:
         answer = str(model_answer)
 
-    if _parses_as_float(ground_truth):
-        return _answer_to_float(answer) == float(ground_truth)
-
-    if "," in ground_truth or ";" in ground_truth:
-        gold_parts = _LIST_SEPARATORS.split(ground_truth)
+    kind, gold = _read_gold(ground_truth)
+    if kind == "number":
+        return _answer_to_float(answer) == gold
+    if kind == "list":
         answer_parts = _LIST_SEPARATORS.split(answer)
-        if len(gold_parts) != len(answer_parts):
+        if len(gold) != len(answer_parts):
             return False
-        return all(_element_matches(a, g) for a, g in zip(answer_parts, gold_parts, strict=True))
-
-    return _squash(answer, drop_punctuation=True) == _squash(ground_truth, drop_punctuation=True)
+        return all(_element_matches(a, g) for a, g in zip(answer_parts, gold, strict=True))
+    return _squash(answer, drop_punctuation=True) == gold

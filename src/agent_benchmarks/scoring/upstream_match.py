@@ -123,13 +123,47 @@ def _gaia_words(text: str) -> str:
     return " ".join([word for word in kept if word not in _ARTICLES])
 
 
+_NOT_LETTER_OR_DIGIT = re.compile(r"[\W_]")  # \w is str.isalnum() and "_"
+
+
 def _letters_and_digits(text: str) -> str:
-    return "".join(ch.lower() for ch in text if ch.isalnum())
+    kept = _NOT_LETTER_OR_DIGIT.sub("", text)
+    # Each character lowercased alone: str.lower() of the whole text would give a final
+    # sigma its word-final form.
+    return kept.lower() if "Σ" not in kept else "".join(map(str.lower, kept))
 
 
-def _gaia_number_score(prediction: str, gold: str, soft: bool) -> float:
-    said, wanted = _gaia_number(prediction), _gaia_number(gold)
-    if said is None or wanted is None:
+class _GaiaText(NamedTuple):
+    """What upstream compares of a gold answer (or of one item of a gold list)."""
+
+    number: float | None
+    words: str
+    letters: str
+
+
+def _gaia_text(text: str) -> _GaiaText:
+    return _GaiaText(_gaia_number(text), _gaia_words(text), _letters_and_digits(text))
+
+
+@functools.lru_cache(maxsize=4096)
+def _gaia_gold(gold: str) -> tuple[str, Any]:
+    """A gold answer's kind and what is compared of it, read once per distinct gold (a run
+    grades every task's gold once per attempt): ``("empty", None)``, ``("list", items)``,
+    ``("number", value)`` or ``("string", text)``. Only ever read."""
+    wanted = gold.strip()
+    if not wanted:
+        return "empty", None
+    items = [item.strip() for item in wanted.split(",") if item.strip()]
+    if len(items) >= 2:
+        return "list", tuple(_gaia_text(item) for item in items)
+    number = _gaia_number(wanted)
+    if number is not None:
+        return "number", number
+    return "string", _gaia_text(wanted)
+
+
+def _gaia_number_score(said: float | None, wanted: float, soft: bool) -> float:
+    if said is None:
         return 0.0
     if said == wanted:
         return 1.0
@@ -137,21 +171,24 @@ def _gaia_number_score(prediction: str, gold: str, soft: bool) -> float:
     return 0.5 if soft and close else 0.0
 
 
-def _gaia_string_matches(prediction: str, gold: str) -> bool:
-    if _gaia_words(prediction) == _gaia_words(gold):
+def _gaia_string_matches(prediction: str, gold: _GaiaText) -> bool:
+    if _gaia_words(prediction) == gold.words:
         return True
     squeezed = _letters_and_digits(prediction)
-    return bool(squeezed) and squeezed == _letters_and_digits(gold)
+    return bool(squeezed) and squeezed == gold.letters
 
 
-def _gaia_item_matches(prediction: str, gold: str) -> bool:
-    if _gaia_number(gold) is not None:
-        return _gaia_number_score(prediction, gold, soft=False) == 1.0
+def _gaia_item_matches(prediction: str, gold: _GaiaText) -> bool:
+    if gold.number is not None:
+        return _gaia_number_score(_gaia_number(prediction), gold.number, soft=False) == 1.0
     return _gaia_string_matches(prediction, gold)
 
 
-def _gaia_list_score(prediction: str, gold_items: list[str]) -> float:
-    said = [item.strip() for item in re.split(r"[,\n]", prediction) if item.strip()]
+_GAIA_ITEM_SEPARATORS = re.compile(r"[,\n]")
+
+
+def _gaia_list_score(prediction: str, gold_items: Sequence[_GaiaText]) -> float:
+    said = [item.strip() for item in _GAIA_ITEM_SEPARATORS.split(prediction) if item.strip()]
     if len(said) != len(gold_items):
         return 0.0
     free = list(range(len(said)))
@@ -166,19 +203,19 @@ def _gaia_list_score(prediction: str, gold_items: list[str]) -> float:
 def _gaia_pair(prediction: str | None, gold: str | None) -> tuple[float, float]:
     """Upstream's score of one answer, and its soft score (numbers within 1% count 0.5)."""
     said = (prediction or "").strip()
-    wanted = (gold or "").strip()
-    if not wanted:
+    kind, wanted = _gaia_gold(gold or "")
+    if kind == "empty":
         score = 1.0 if not said else 0.0
         return score, score
     if not said:
         return 0.0, 0.0
-    gold_items = [item.strip() for item in wanted.split(",") if item.strip()]
-    if len(gold_items) >= 2:
-        score = _gaia_list_score(said, gold_items)
+    if kind == "list":
+        score = _gaia_list_score(said, wanted)
         return score, score
-    if _gaia_number(wanted) is not None:
-        score = _gaia_number_score(said, wanted, soft=False)
-        return score, max(score, _gaia_number_score(said, wanted, soft=True))
+    if kind == "number":
+        number = _gaia_number(said)
+        score = _gaia_number_score(number, wanted, soft=False)
+        return score, max(score, _gaia_number_score(number, wanted, soft=True))
     score = 1.0 if _gaia_string_matches(said, wanted) else 0.0
     return score, score
 
