@@ -113,6 +113,25 @@ def resolve_commit(source: str, ref: str | None) -> str:
     return (peeled or [lines[0][0]])[0]
 
 
+def checkout(source: str, ref: str | None = None, cache: Path = DEFAULT_CACHE) -> Upstream:
+    """Upstream's source at ref, cloned into the cache (or the clone already there), without
+    installing its Python environment (what benchmarks/engine_upstream.py needs: upstream's
+    engine benchmark harness is plain Python)."""
+    if Path(source).exists():
+        source = str(Path(source).resolve())
+    commit = resolve_commit(source, ref)
+    root = cache / commit
+    if (root / ".git").exists():
+        return Upstream(source, commit, root)
+    if root.exists():
+        shutil.rmtree(root)
+    root.parent.mkdir(parents=True, exist_ok=True)
+    print(f"cloning upstream {commit[:12]} from {source} into {root} …", file=sys.stderr)
+    _run(["git", "clone", "--quiet", "--no-checkout", source, str(root)], "git clone")
+    _run(["git", "-C", str(root), "checkout", "--quiet", "--detach", commit], "git checkout")
+    return Upstream(source, commit, root)
+
+
 def install(source: str, ref: str | None = None, cache: Path = DEFAULT_CACHE) -> Upstream:
     """Clone upstream at ref and install it, or reuse a finished install of that commit."""
     if Path(source).exists():
@@ -123,10 +142,8 @@ def install(source: str, ref: str | None = None, cache: Path = DEFAULT_CACHE) ->
         return Upstream(source, commit, root)
     if root.exists():
         shutil.rmtree(root)
-    root.parent.mkdir(parents=True, exist_ok=True)
     print(f"installing upstream {commit[:12]} from {source} into {root} …", file=sys.stderr)
-    _run(["git", "clone", "--quiet", "--no-checkout", source, str(root)], "git clone")
-    _run(["git", "-C", str(root), "checkout", "--quiet", "--detach", commit], "git checkout")
+    checkout(source, commit, cache)
     # The interpreter itself, not this venv's python: uv builds upstream's own venv on it.
     python = getattr(sys, "_base_executable", None) or sys.executable
     env_argv = [uv_binary(), "sync", "--frozen", "--python", python]

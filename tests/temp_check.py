@@ -26,7 +26,8 @@ from pathlib import Path
 import pytest
 
 # What this project's programs name their temp entries: the attempts' folders, Chromium's
-# profiles and crash files, agent-browser's, browser-use's and Playwright's, Ray's staging.
+# profiles and crash files, agent-browser's, browser-use's and Playwright's, Ray's staging,
+# the engine benchmark's scratch.
 PROJECT_NAMES = (
     "agent-benchmarks-*",
     "org.chromium.Chromium.*",
@@ -36,6 +37,7 @@ PROJECT_NAMES = (
     "playwright*",
     "lightpanda*",
     "ab-ray-*",
+    "ab-engine-*",
 )
 _DEAD_AFTER_S = 3600
 SESSION_PREFIX = "abt-"  # a test session's own temp folder (short: socket paths live in it)

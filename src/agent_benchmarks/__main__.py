@@ -1,6 +1,6 @@
 """``agent-benchmarks`` (also ``python -m agent_benchmarks``): the tool around the suites'
 own commands: list a selection's tasks, compare graded runs, audit a run for leaks, run a
-sweep, browse the runs, export them for Inspect's viewer.
+sweep, browse the runs, export them for Inspect's viewer, and the engine benchmark.
 
 The top of the package, with :mod:`agent_benchmarks.commands`; nothing imports this module.
 """
@@ -86,6 +86,12 @@ def _export_command(argv: Sequence[str]) -> int:
     return export_command(argv)
 
 
+def _engine_command(argv: Sequence[str]) -> int:
+    from agent_benchmarks.commands.engine import engine_command
+
+    return engine_command(argv)
+
+
 def _leak_audit_command(argv: Sequence[str]) -> int:
     from agent_benchmarks.commands.report import leak_audit_command
 
@@ -102,6 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "sweep": _sweep_command,
         "view": _view_command,
         "export": _export_command,
+        "engine": _engine_command,
     }
     if not argv or argv[0] in ("-h", "--help") or argv[0] not in commands:
         print(
@@ -115,7 +122,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             "through one executor, then compare them\n"
             "  view [RESULTS]        every run in one table, and pages for each run and "
             "attempt (--serve: live on 127.0.0.1)\n"
-            "  export --inspect RUN...  each run as an Inspect eval log, for `inspect view`",
+            "  export --inspect RUN...  each run as an Inspect eval log, for `inspect view`\n"
+            "  engine run|report|list   the engine benchmark: browser stacks timed on "
+            "scripted tasks, no model",
             file=sys.stderr if argv and argv[0] not in ("-h", "--help") else sys.stdout,
         )
         return 0 if argv and argv[0] in ("-h", "--help") else 2

@@ -32,6 +32,9 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
     ("commands", frozenset({"commands", "__main__"})),
     # The run browser renders what the reports load and compute.
     ("reports", frozenset({"report", "view"})),
+    # The engine benchmark drives the stacks the suites' runs drive, on localweb's site
+    # and tasks, and claims its folder as a run does: above both, imported by commands.
+    ("engine benchmark", frozenset({"enginebench"})),
     ("suites", frozenset({"gaia", "assistantbench", "webbench", "localweb"})),
     # A sweep is a grid of runs the runner starts.
     ("runner", frozenset({"runner", "sweep"})),

@@ -527,6 +527,12 @@ def reap(prefix: str, folder_prefix: str | None = None) -> Reaped:
     return Reaped(processes=len(killed), cgroups=removed)
 
 
+def leftover_cgroups(name_prefix: str) -> list[Path]:
+    """The memory cgroups named ``name_prefix``... anywhere in the hierarchy (those that
+    :func:`reap` looks for), for a caller that first reads their names."""
+    return [cgroup.path for cgroup in _leftover_cgroups(name_prefix)]
+
+
 def _ancestors() -> set[int]:
     """This process and its ancestors, up to the first."""
     found, pid = set(), os.getpid()

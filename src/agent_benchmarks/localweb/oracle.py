@@ -21,7 +21,7 @@ import re
 import shlex
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 from urllib.parse import urljoin
@@ -86,6 +86,19 @@ class Check:
 
 
 @dataclass(frozen=True)
+class Press:
+    """Press ``key`` in the element ``selector`` (Enter in a form's field submits the form).
+
+    Servers whose key tool presses into whatever has the focus (agent-browser, Playwright
+    MCP, Chrome DevTools MCP) rely on the step before having filled that element, as the
+    engine benchmark's sign-in does; browser-use, which has no key tool, submits the form
+    with its submit button instead, as a model on it would."""
+
+    selector: str
+    key: str
+
+
+@dataclass(frozen=True)
 class WaitFor:
     selector: str
 
@@ -96,7 +109,7 @@ class WaitForText:
     text: str
 
 
-Step = Go | Follow | Read | ReadHtml | Click | Fill | Select | Check | WaitFor | WaitForText
+Step = Go | Follow | Read | ReadHtml | Click | Fill | Select | Check | Press | WaitFor | WaitForText
 READ_STEPS = (Read, ReadHtml)
 
 
@@ -155,6 +168,10 @@ class OracleStuck(Exception):
     """The surface cannot perform a step on what the browser showed (no such element)."""
 
 
+class LinkMissing(OracleStuck):
+    """A :class:`Follow` step found no link matching its pattern in what the step before read."""
+
+
 class ToolSurface(Protocol):
     name: str
 
@@ -196,14 +213,14 @@ class OneCallSurface(ABC):
         return StepDone(self.reading(step, results[-1].text))
 
 
-def _text_check_script(selector: str, text: str) -> str:
+def text_check_script(selector: str, text: str) -> str:
     return (
         f"(document.querySelector({json.dumps(selector)}) || {{}}).textContent"
         f"?.includes({json.dumps(text)})"
     )
 
 
-def _outer_html_script(selector: str) -> str:
+def outer_html_script(selector: str) -> str:
     return f"document.querySelector({json.dumps(selector)})?.outerHTML ?? ''"
 
 
@@ -230,10 +247,12 @@ class LightpandaSurface(OneCallSurface):
                 return "selectOption", {"selector": selector, "value": value}
             case Check(selector=selector):
                 return "setChecked", {"selector": selector, "checked": True}
+            case Press(selector=selector, key=key):
+                return "press", {"key": key, "selector": selector}
             case WaitFor(selector=selector):
                 return "waitForSelector", {"selector": selector}
             case WaitForText(selector=selector, text=text):
-                return "waitForScript", {"script": _text_check_script(selector, text)}
+                return "waitForScript", {"script": text_check_script(selector, text)}
         raise ValueError(f"no {self.name} tool for {step!r}")
 
     def failed(self, result: ToolResult) -> bool:
@@ -323,7 +342,7 @@ class AgentBrowserSurface:
                 return StepDone(results[-1].text)
             if done >= self.max_polls:
                 raise OracleStuck(f"{step.text!r} did not appear in {step.selector}")
-            script = _text_check_script(step.selector, step.text)
+            script = text_check_script(step.selector, step.text)
             return ToolRequest("eval", {"js": script}, self.poll_pause_s if done else 0.0)
         if done == 0:
             return ToolRequest(*self.tool_call(step, url))
@@ -336,7 +355,7 @@ class AgentBrowserSurface:
             case Read(selector=None):
                 return "snapshot", {}
             case Read(selector=selector) | ReadHtml(selector=selector):
-                return "eval", {"js": _outer_html_script(selector)}
+                return "eval", {"js": outer_html_script(selector)}
             case Click(selector=selector):
                 return "click", {"target": selector}
             case Fill(selector=selector, value=value):
@@ -345,6 +364,8 @@ class AgentBrowserSurface:
                 return "eval", {"js": _select_script(selector, value)}
             case Check(selector=selector):
                 return "find", {"by": "first", "value": selector, "action": "check"}
+            case Press(key=key):
+                return "press", {"key": key}
             case WaitFor(selector=selector):
                 return "wait", {"target": selector}
         raise ValueError(f"no {self.name} tool for {step!r}")
@@ -393,11 +414,13 @@ class AgentBrowserChatSurface(OneCallSurface):
             case Read(selector=None):
                 words = ["snapshot", "--compact"]
             case Read(selector=selector) | ReadHtml(selector=selector):
-                words = ["eval", _outer_html_script(selector)]
+                words = ["eval", outer_html_script(selector)]
             case Fill(selector=selector, value=value):
                 words = ["fill", selector, value]
             case Select(selector=selector, value=value):
                 words = ["select", selector, value]
+            case Press(key=key):
+                words = ["press", key]
             case WaitForText(text=text):
                 words = ["wait", "--text", text]
             case Click(selector=selector) | Check(selector=selector) | WaitFor(selector=selector):
@@ -485,6 +508,8 @@ class BrowserUseSurface:
                     raise OracleStuck(f"{selector} did not appear after {done} reads")
                 pause = self.poll_pause_s if done else 0.0
                 return ToolRequest("browser_get_html", {"selector": selector}, pause)
+            case Press(selector=field, key="Enter"):
+                return self.advance(Click(f"form:has({field}) [type=submit]"), url, results)
             case (
                 Click(selector=selector)
                 | Check(selector=selector)
@@ -578,7 +603,7 @@ def _exists_script(selector: str) -> str:
 
 def _wait_script(step: WaitFor | WaitForText) -> str:
     if isinstance(step, WaitForText):
-        return _text_check_script(step.selector, step.text)
+        return text_check_script(step.selector, step.text)
     return _exists_script(step.selector)
 
 
@@ -623,7 +648,7 @@ class EvaluatingSurface(ABC):
                 return ToolRequest(request.name, request.args, self.poll_pause_s if done else 0)
             case Read(selector=str(selector)) | ReadHtml(selector=selector):
                 if done == 0:
-                    return self.evaluate(_outer_html_script(selector))
+                    return self.evaluate(outer_html_script(selector))
                 html = str(self.value(results[-1]) or "")
                 return StepDone(html_reading(html) if isinstance(step, Read) else html)
         return self.act(step, url, results)
@@ -712,6 +737,8 @@ class PlaywrightSurface(EvaluatingSurface):
                 return ToolRequest("browser_type", {"target": selector, "text": value})
             case Select(selector=selector, value=value):
                 return ToolRequest("browser_select_option", {"target": selector, "values": [value]})
+            case Press(key=key):
+                return ToolRequest("browser_press_key", {"key": key})
         raise ValueError(f"no {self.name} tool for {step!r}")
 
 
@@ -805,6 +832,10 @@ class ChromeDevToolsSurface(EvaluatingSurface):
                 if done == 0:
                     return ToolRequest("take_snapshot", page)
                 return StepDone(self.snapshot_reading(results[-1].text))
+            case Press(key=key):
+                if done == 0:
+                    return ToolRequest("press_key", page | {"key": key})
+                return StepDone(results[-1].text)
             case (
                 Click(selector=selector)
                 | Check(selector=selector)
@@ -855,6 +886,18 @@ def _devtools_uid(snapshot: str, element: dict[str, Any], selector: str) -> str:
 CHROME_DEVTOOLS = ChromeDevToolsSurface()
 
 
+# The surface of each browser MCP server (backends/mcp_servers.py's names).
+SERVER_SURFACES: dict[str, ToolSurface] = {
+    "lightpanda": LIGHTPANDA,
+    "agent-browser": AGENT_BROWSER,
+    "agent-browser-lightpanda": AGENT_BROWSER,
+    "browser-use": BROWSER_USE,
+    "playwright": PLAYWRIGHT,
+    "chrome-devtools": CHROME_DEVTOOLS,
+    "cli-agent-browser": AGENT_BROWSER_CLI,
+}
+
+
 # --- the policy ---------------------------------------------------------------------------
 # Codex hands an MCP tool's text to the model after a line of its own ("Wall time: 0.57
 # seconds" then "Output:"); the oracle reads the tool's text, as a model would.
@@ -870,6 +913,34 @@ def tool_output(result: ToolResult) -> ToolResult:
     """``result`` with what the agent CLI put before the tool's own text removed."""
     text = tool_text(result.text)
     return result if text == result.text else result.model_copy(update={"text": text})
+
+
+def play(
+    steps: Sequence[Step], surface: ToolSurface, site_root: str
+) -> Generator[ToolRequest, ToolResult, list[str]]:
+    """Perform ``steps`` on ``surface``: yields each tool call to make (send its result
+    back), and returns what the read steps read, in the oracle's reading form. Raises
+    :class:`OracleStuck` (:class:`LinkMissing` for a link a Follow step did not find)
+    when what the browser returned does not allow a step."""
+    root = site_root.rstrip("/") + "/"
+    previous = ""  # what the step before read: Follow looks for its link there
+    reads: list[str] = []
+    for step in steps:
+        url = None
+        if isinstance(step, Go):
+            url = urljoin(root, step.path.lstrip("/"))
+        elif isinstance(step, Follow):
+            found = re.search(step.pattern, previous)
+            if found is None:
+                raise LinkMissing(f"could not find a link matching {step.pattern!r}")
+            url = urljoin(root, found.group(1))
+        own: list[ToolResult] = []
+        while not isinstance(decision := surface.advance(step, url, own), StepDone):
+            own.append(tool_output((yield decision)))
+        previous = decision.text
+        if isinstance(step, READ_STEPS):
+            reads.append(decision.text)
+    return reads
 
 
 class OraclePolicy(StepPolicy):

@@ -34,13 +34,9 @@ from agent_benchmarks.errors import InputError
 from agent_benchmarks.localweb import SUITE
 from agent_benchmarks.localweb.models import API_KEY, ScriptedModelServer
 from agent_benchmarks.localweb.oracle import (
-    AGENT_BROWSER,
     AGENT_BROWSER_CHAT,
-    AGENT_BROWSER_CLI,
-    BROWSER_USE,
-    CHROME_DEVTOOLS,
     LIGHTPANDA,
-    PLAYWRIGHT,
+    SERVER_SURFACES,
     ToolSurface,
     oracle_policy,
 )
@@ -301,17 +297,8 @@ def reenacted(request: dict[str, Any]) -> tuple[str, str, dict[str, str], bytes]
     return request["method"], request["url"], headers, body
 
 
-# The surface of each browser MCP server, whichever agent CLI drives it (claude-mcp/...,
-# codex-mcp/...), and of the browsers with a loop of their own.
-_MCP_SURFACES: dict[str, ToolSurface] = {
-    "lightpanda": LIGHTPANDA,
-    "agent-browser": AGENT_BROWSER,
-    "agent-browser-lightpanda": AGENT_BROWSER,
-    "browser-use": BROWSER_USE,
-    "playwright": PLAYWRIGHT,
-    "chrome-devtools": CHROME_DEVTOOLS,
-    "cli-agent-browser": AGENT_BROWSER_CLI,
-}
+# The surfaces of the browsers with a loop of their own (an MCP server's is its server's,
+# whichever agent CLI drives it: claude-mcp/..., codex-mcp/...).
 _OWN_LOOP_SURFACES: dict[str, ToolSurface] = {
     "lightpanda-native": LIGHTPANDA,
     "agent-browser-chat/chrome": AGENT_BROWSER_CHAT,
@@ -323,7 +310,7 @@ def oracle_surface(backend_name: str) -> ToolSurface:
     """The tool surface the oracle plays on, for a backend; refused where none is mapped."""
     agent, _, server = backend_name.partition("/")
     surface = (
-        _MCP_SURFACES.get(server)
+        SERVER_SURFACES.get(server)
         if agent.endswith("-mcp")
         else _OWN_LOOP_SURFACES.get(backend_name)
     )

@@ -182,6 +182,17 @@ class WebProxy:
         path.unlink()
         return [json.loads(line) for line in lines if line.strip()]
 
+    def requests_so_far(self, web: AttemptWeb) -> list[dict[str, Any]]:
+        """The requests the proxy has answered for this attempt so far, in order, its port
+        left open (a browser held for several executions keeps one port; the engine
+        benchmark reads each execution's part of its log)."""
+        assert self._dir is not None, "the proxy is not running"
+        path = self._dir / "requests" / f"{web.token}.jsonl"
+        if not path.exists():
+            return []
+        lines = path.read_text(encoding="utf-8").splitlines()
+        return [json.loads(line) for line in lines if line.strip()]
+
     def release(self, web: AttemptWeb) -> None:
         """Close the attempt's port without reading its requests (it ended in an error)."""
         with contextlib.suppress(ProxyFailed):  # the proxy is gone, and its ports with it
