@@ -97,7 +97,7 @@ def test_mcp_runs_started_at_once_each_get_their_own_folder(tmp_path: Path) -> N
 def test_one_out_dir_given_twice_at_once_refuses_the_second(tmp_path: Path) -> None:
     """Both name the same folder: one runs, the other is refused with one message naming
     the folder and the running command's process, and writes nothing there."""
-    run_dir = tmp_path / "shared"
+    run_dir = tmp_path / "one-folder"
     command = ["localweb-run", "--limit", "2", "--latency-ms", "1500", "--out-dir", str(run_dir)]
     procs = start_at_once([command, command], tmp_path, ENV)
     done = _finish(procs, timeout=600)

@@ -45,7 +45,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
     ("scoring", frozenset({"scoring"})),
     ("isolation", frozenset({"isolation"})),
     (
-        "shared",
+        "common",
         frozenset(
             {
                 "__init__",
