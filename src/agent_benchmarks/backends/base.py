@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from agent_benchmarks.attachments import message_attachments
 from agent_benchmarks.records import Status, TaskInput, ToolCall, Usage
 from agent_benchmarks.spec import Options, RunSpec
 from agent_benchmarks.web.service import AttemptWeb
@@ -239,3 +240,14 @@ class BackendDef:
         if self.default_timeout_s is None:
             return suite.default_timeout_s
         return min(self.default_timeout_s, suite.default_timeout_s)
+
+
+def message_with_attachments(prepared: PreparedTask) -> str:
+    """The task's message for an agent CLI that takes no files (Claude Code, Codex): each
+    attachment's text goes into it, or a line naming it; the row's attachment records say
+    which (``given_to_agent``)."""
+    if not prepared.details.get("attachments"):
+        return prepared.text
+    block, records = message_attachments(prepared.details["attachments"])
+    prepared.details["attachments"] = records
+    return f"{prepared.text}\n\n{block}"

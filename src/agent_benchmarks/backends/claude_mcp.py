@@ -35,11 +35,11 @@ from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict
 
-from agent_benchmarks.attachments import message_attachments
 from agent_benchmarks.backends.base import (
     AgentOutcome,
     BuildRequest,
     PreparedTask,
+    message_with_attachments,
     process_failure,
 )
 from agent_benchmarks.backends.claude_stream import ClaudeRun, audit_calls, parse_stream
@@ -272,13 +272,7 @@ class ClaudeMcpBackend:
             base_url = base_url.replace("{task_id}", quote(prepared.task.id, safe=""))
             env["ANTHROPIC_BASE_URL"] = base_url
         env |= prepared.env
-        message = prepared.text
-        if prepared.details.get("attachments"):
-            # Claude Code takes no files: the attachment's text goes into the message, or a
-            # line naming it; the row records which.
-            block, records = message_attachments(prepared.details["attachments"])
-            message = f"{prepared.text}\n\n{block}"
-            prepared.details["attachments"] = records
+        message = message_with_attachments(prepared)
         return ProcessSpec(
             argv=argv,
             env=env,

@@ -29,11 +29,11 @@ from urllib.parse import quote
 import tomli_w
 from pydantic import BaseModel, ConfigDict
 
-from agent_benchmarks.attachments import message_attachments
 from agent_benchmarks.backends.base import (
     AgentOutcome,
     BuildRequest,
     PreparedTask,
+    message_with_attachments,
     process_failure,
 )
 from agent_benchmarks.backends.codex_stream import (
@@ -276,11 +276,7 @@ class CodexMcpBackend:
         env = {k: v for k, v in current_environment().items() if not k.startswith("CODEX_")}
         env |= {"CODEX_HOME": str(codex_home), "HOME": str(prepared.workdir / "home")}
         env |= prepared.env
-        message = prepared.text
-        if prepared.details.get("attachments"):
-            block, records = message_attachments(prepared.details["attachments"])
-            message = f"{prepared.text}\n\n{block}"
-            prepared.details["attachments"] = records
+        message = message_with_attachments(prepared)
         return ProcessSpec(
             argv=argv,
             env=env,
