@@ -7,6 +7,7 @@ import shutil
 import tomllib
 from pathlib import Path
 
+from agent_benchmarks.attachments import GIVEN_TEXT, prepare_attachment
 from agent_benchmarks.backends.base import PreparedTask
 from agent_benchmarks.backends.codex_mcp import (
     CODEX_BUILT_INS,
@@ -154,3 +155,26 @@ def test_the_recorded_config_is_the_backends(tmp_path: Path) -> None:
         "list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource",
         "request_user_input",
     }  # fmt: skip
+
+
+def test_codex_is_given_an_attachments_text_in_its_message(tmp_path: Path) -> None:
+    """Codex takes no files, as Claude Code: the attachment's text goes into the task's
+    message (its stdin) and the row's record says it was given as text."""
+    note = tmp_path / "g1-text.txt"
+    note.write_text("ocelot\n", encoding="utf-8")
+    workdir = tmp_path / "work"
+    plan = prepare_attachment(note, workdir).model_dump(exclude_none=True)
+    prepared = PreparedTask(
+        task=TaskInput(id="t", suite="gaia", question="q"),
+        attempt=1,
+        text="what animal?",
+        system_prompt=None,
+        workdir=workdir,
+        details={"attachments": [plan]},
+    )
+    spec = CodexMcpBackend(_settings(), SERVERS["lightpanda"], {}).command(prepared)
+    assert spec.stdin_text is not None
+    assert spec.stdin_text.startswith("what animal?\n\nThe file attached to this task")
+    assert spec.stdin_text.endswith("g1-text.txt, as text:\n\nocelot\n")
+    (record,) = prepared.details["attachments"]
+    assert record["given_to_agent"] == GIVEN_TEXT
