@@ -170,6 +170,7 @@ def test_codex_is_given_an_attachments_text_in_its_message(tmp_path: Path) -> No
         text="what animal?",
         system_prompt=None,
         workdir=workdir,
+        tmpdir=tmp_path / "tmp",  # Codex's home goes there
         details={"attachments": [plan]},
     )
     spec = CodexMcpBackend(_settings(), SERVERS["lightpanda"], {}).command(prepared)
