@@ -172,14 +172,15 @@ suite = sys.argv[2]
 
 def official():
     if suite == "gaia":
-        from agent_benchmarks.scoring.gaia import question_scorer
+        from agent_benchmarks.gaia.official_scorer import question_scorer
         return lambda prediction, gold: question_scorer(prediction, gold or "")
-    from agent_benchmarks.scoring.assistantbench import evaluate
+    from agent_benchmarks.assistantbench.official_scorer import evaluate
     return lambda prediction, gold: evaluate(prediction or "", gold or "")
 
 def matching():
-    from agent_benchmarks.scoring import upstream_match
-    return getattr(upstream_match, suite + "_score")
+    import importlib
+    module = importlib.import_module(f"agent_benchmarks.{suite}.upstream_match")
+    return getattr(module, suite + "_score")
 """
 _UPSTREAM_PARTS = """
 import json, sys, time

@@ -375,7 +375,8 @@ class Scores(_Record):
     n_completed: int
     # None in a scores.json written before failed attempts' answers were graded.
     failed_with_answer: FailedWithAnswer | None = None
-    # Upstream's matching, keys and denominator (scoring/upstream_match.py), labelled; None
+    # Upstream's matching, keys and denominator (the suites' upstream_match.py and
+    # scoring/upstream_view.py), labelled; None
     # for localweb (upstream has no such suite) and in files written before it existed.
     upstream_view: dict[str, Any] | None = None
     attempts: dict[str, Any] = Field(default_factory=dict)

@@ -21,7 +21,9 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from agent_benchmarks.datasets import DatasetSpec, LoadedDataset
+from agent_benchmarks.errors import InputError
 from agent_benchmarks.prompts import SuitePrompt
+from agent_benchmarks.spec import NoOptions, Options
 
 SUITES_GROUP = "agent_benchmarks.suites"
 BACKENDS_GROUP = "agent_benchmarks.backends"
@@ -84,6 +86,24 @@ def get_suite(name: str) -> SuiteDef:
     if name not in points:
         raise KeyError(name)
     return points[name].load()
+
+
+def suite_def(name: str) -> SuiteDef:
+    """The registered suite ``name``; an unknown name is the user's input error."""
+    try:
+        return get_suite(name)
+    except KeyError:
+        raise InputError(f"no suite {name!r} is registered") from None
+
+
+def suite_options(suite: SuiteDef) -> type[Options]:
+    """The suite's own run options (localweb's faults), or none."""
+    return load_ref(suite.options) if suite.options else NoOptions
+
+
+def grading_options(suite: SuiteDef) -> type[Options]:
+    """The options its grader takes (WebBench's judge), or none."""
+    return load_ref(suite.grading_options) if suite.grading_options else NoOptions
 
 
 def backend_kinds() -> tuple[str, ...]:

@@ -24,12 +24,13 @@ import pytest
 from benchmarks.answer_shapes import realistic_pairs
 
 from agent_benchmarks.assistantbench.grade import AssistantBenchGrader
+from agent_benchmarks.assistantbench.official_scorer import evaluate
+from agent_benchmarks.assistantbench.upstream_match import assistantbench_score
 from agent_benchmarks.gaia.grade import GaiaGrader
+from agent_benchmarks.gaia.official_scorer import question_scorer
+from agent_benchmarks.gaia.upstream_match import gaia_score
 from agent_benchmarks.records import PredictionRow
-from agent_benchmarks.scoring.assistantbench import evaluate
-from agent_benchmarks.scoring.gaia import question_scorer
 from agent_benchmarks.scoring.scorecard import grade_file
-from agent_benchmarks.scoring.upstream_match import assistantbench_score, gaia_score
 
 RECORD = Path(__file__).resolve().parents[1] / "fixtures" / "grading" / "realistic_grades.json"
 SUITES = ("gaia", "assistantbench")

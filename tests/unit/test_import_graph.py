@@ -187,7 +187,7 @@ def graph() -> dict[str, set[str]]:
 def test_the_graph_is_read(graph):
     # Arrows known to be there: if the reading broke, these would go first.
     assert "agent_benchmarks.records" in graph["agent_benchmarks.scoring.scorecard"]
-    assert "agent_benchmarks.scoring.gaia" in graph["agent_benchmarks.gaia.grade"]
+    assert "agent_benchmarks.gaia.official_scorer" in graph["agent_benchmarks.gaia.grade"]
     assert "agent_benchmarks.runner.session" in graph["agent_benchmarks.localweb.session"]
     assert sum(len(targets) for targets in graph.values()) > 300
 

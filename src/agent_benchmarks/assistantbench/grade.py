@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from agent_benchmarks.assistantbench.official_scorer import evaluate
+from agent_benchmarks.assistantbench.upstream_match import UPSTREAM_LAYOUT, assistantbench_score
 from agent_benchmarks.records import PredictionRow, TaskScore
-from agent_benchmarks.scoring.assistantbench import evaluate
 from agent_benchmarks.scoring.scorecard import Grade, mean
-from agent_benchmarks.scoring.upstream_match import assistantbench_score
 
 STRICT_THRESHOLD = 0.5
 
@@ -25,6 +25,7 @@ class AssistantBenchGrader:
     suite = "assistantbench"
     needs_gold = True
     answers_only = True  # grade() reads a row's prediction and gold, nothing else
+    upstream = UPSTREAM_LAYOUT  # upstream's scores.json layout for this suite
     group_fields = ("difficulty",)
 
     def info(self) -> dict[str, Any]:

@@ -28,15 +28,15 @@ from agent_benchmarks.commands.args import (
     web_of,
 )
 from agent_benchmarks.errors import InputError
-from agent_benchmarks.runner.launch import (
-    backend_def,
+from agent_benchmarks.runner.launch import backend_def, launch
+from agent_benchmarks.spec import ExecutorSpec, RunSpec
+from agent_benchmarks.suite import (
+    SuiteDef,
     grading_options,
-    launch,
+    load_ref,
     suite_def,
     suite_options,
 )
-from agent_benchmarks.spec import ExecutorSpec, RunSpec
-from agent_benchmarks.suite import SuiteDef, load_ref
 
 
 class _RefusingParser(argparse.ArgumentParser):

@@ -7,16 +7,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from agent_benchmarks.gaia.official_scorer import question_scorer
+from agent_benchmarks.gaia.upstream_match import UPSTREAM_LAYOUT, gaia_score
 from agent_benchmarks.records import PredictionRow, TaskScore
-from agent_benchmarks.scoring.gaia import question_scorer
 from agent_benchmarks.scoring.scorecard import Grade
-from agent_benchmarks.scoring.upstream_match import gaia_score
 
 
 class GaiaGrader:
     suite = "gaia"
     needs_gold = True
     answers_only = True  # grade() reads a row's prediction and gold, nothing else
+    upstream = UPSTREAM_LAYOUT  # upstream's scores.json layout for this suite
     group_fields = ("level",)
 
     def info(self) -> dict[str, Any]:

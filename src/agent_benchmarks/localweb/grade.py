@@ -37,6 +37,7 @@ class LocalwebGrader:
     suite = "localweb"
     needs_gold = False  # the contract decides, not the gold string
     group_fields = ("category",)
+    upstream = None  # upstream's harness has no such suite
 
     def info(self) -> dict[str, Any]:
         return {

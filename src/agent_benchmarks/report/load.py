@@ -37,6 +37,7 @@ from agent_benchmarks.errors import InputError
 from agent_benchmarks.records import Manifest, PredictionRow, Scores, TaskScore
 from agent_benchmarks.report.rows import RowSummary, summarise_row
 from agent_benchmarks.report.schema import ScoreView
+from agent_benchmarks.scoring.graders import free_grader
 from agent_benchmarks.scoring.scorecard import (
     Grader,
     build_scores,
@@ -46,28 +47,9 @@ from agent_benchmarks.scoring.scorecard import (
     import_warning,
     read_manifest,
 )
-from agent_benchmarks.scoring.upstream_match import has_upstream_view
 from agent_benchmarks.storage import PredictionsStream, current_task_id
 
 RUN_FILES = ("predictions.jsonl", "manifest.json", "scores.json", upstream.IMPORTED_SCORES_NAME)
-
-
-def _deterministic_grader(suite: str) -> Grader | None:
-    """The suite's grader when grading is free and needs no choices; None for WebBench."""
-    # Imported here: each grader pulls in its suite (contracts, scorers) only when needed.
-    if suite == "gaia":
-        from agent_benchmarks.gaia.grade import GaiaGrader
-
-        return GaiaGrader()
-    if suite == "assistantbench":
-        from agent_benchmarks.assistantbench.grade import AssistantBenchGrader
-
-        return AssistantBenchGrader()
-    if suite == "localweb":
-        from agent_benchmarks.localweb.grade import LocalwebGrader
-
-        return LocalwebGrader()
-    return None
 
 
 class LoadedRun(BaseModel):
@@ -210,7 +192,7 @@ def load_run(
     scores_path = upstream.scores_path(run_dir)
     scores: Scores | None = None
     on_the_fly = False
-    grader = _deterministic_grader(suite)
+    grader = free_grader(suite, predictions)
     regrade_hint = f"{suite}-grade {run_dir}"
     if scores_path.exists():
         scores = _read_scores(scores_path)
@@ -245,7 +227,7 @@ def load_run(
             f"costs money and needs a judge model: grade it first ({regrade_hint})"
         )
     if view == "upstream" and scores is not None and scores.upstream_view is None:
-        if not has_upstream_view(suite):
+        if grader is not None and grader.upstream is None:
             raise InputError(
                 f"--view upstream: {run_dir} is a {suite} run, and upstream's harness has no "
                 f"{suite} suite, so it has no upstream-comparable view"

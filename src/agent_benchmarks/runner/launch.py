@@ -55,16 +55,23 @@ from agent_benchmarks.runner.session import (
     dataset_session,
     prompted_session,
 )
+from agent_benchmarks.scoring.graders import make_grader
 from agent_benchmarks.scoring.scorecard import Grader, grade_and_report, read_manifest
 from agent_benchmarks.spec import (
     DEFAULT_RESOURCE_SAMPLE_MS,
     RUN_FIELDS,
-    NoOptions,
     Options,
     RunSpec,
 )
 from agent_benchmarks.storage import PredictionsStream, current_task_id, write_json_atomic
-from agent_benchmarks.suite import SuiteDef, get_backend, get_suite, load_ref
+from agent_benchmarks.suite import (
+    SuiteDef,
+    get_backend,
+    grading_options,
+    load_ref,
+    suite_def,
+    suite_options,
+)
 from agent_benchmarks.web.archive import WaczArchive, WebArchive, open_archive
 from agent_benchmarks.web.service import (
     WEB_PROXY_DESCRIPTION,
@@ -91,27 +98,6 @@ def backend_def(kind: str) -> BackendDef:
         return get_backend(kind)
     except KeyError:
         raise InputError(f"no backend {kind!r} is registered") from None
-
-
-def suite_def(name: str) -> SuiteDef:
-    try:
-        return get_suite(name)
-    except KeyError:
-        raise InputError(f"no suite {name!r} is registered") from None
-
-
-def suite_options(suite: SuiteDef) -> type[Options]:
-    return load_ref(suite.options) if suite.options else NoOptions
-
-
-def grading_options(suite: SuiteDef) -> type[Options]:
-    return load_ref(suite.grading_options) if suite.grading_options else NoOptions
-
-
-def make_grader(suite: SuiteDef, values: dict[str, Any], predictions: Path) -> Grader:
-    """The suite's grader with its options (WebBench: the judge's)."""
-    options = grading_options(suite).parse(values, "grading")
-    return load_ref(suite.grader)(options, predictions)
 
 
 def load_selected(suite: SuiteDef, spec: RunSpec) -> tuple[LoadedDataset, list[Task]]:

@@ -17,7 +17,7 @@ module does the rest the same way for all suites:
   after printing an answer is graded on that answer, as upstream's harness does, and
   counted apart (``failed_with_answer``); it stays a timeout or an error in the status
   counts, and ``--resume`` still retries it;
-- the upstream-comparable view (``upstream_view``, :mod:`.upstream_match`): upstream's
+- the upstream-comparable view (``upstream_view``, :mod:`.upstream_view`): upstream's
   matching, keys and denominator beside the official numbers, for the suites upstream has;
 - per-attempt metrics and their mean for repeated runs, breakdowns by group, usage,
   cost and duration, and the readable summary table.
@@ -56,7 +56,7 @@ from agent_benchmarks.records import (
     Usage,
     UsageSummary,
 )
-from agent_benchmarks.scoring.upstream_match import UpstreamGrade, upstream_view
+from agent_benchmarks.scoring.upstream_view import UpstreamGrade, UpstreamLayout, upstream_view
 from agent_benchmarks.storage import (
     PredictionsFile,
     PredictionsStream,
@@ -92,6 +92,9 @@ class Grader(Protocol):
     needs_gold: bool
     # Suite fields to break results down by ("level", "difficulty", "web_name").
     group_fields: tuple[str, ...]
+    # How upstream's harness summarises this suite (scores.json's upstream_view); None for a
+    # suite upstream does not have.
+    upstream: UpstreamLayout | None
 
     def info(self) -> dict[str, Any]:
         """What grader this is (scorer, judge model, prompt hash...): goes in scores.json."""
@@ -645,8 +648,12 @@ def _build_scores(
 
     entries: list[TaskScore] = [final.entry for final in card.finals.values()]
     # Upstream's denominator is the rows in the file: taken before missing rows are added.
-    comparable = upstream_view(
-        grader.suite, [(final.entry, final.upstream) for final in card.finals.values()]
+    comparable = (
+        None
+        if grader.upstream is None
+        else upstream_view(
+            grader.upstream, [(final.entry, final.upstream) for final in card.finals.values()]
+        )
     )
     durations = [entry.duration_s for entry in entries]
     n_rows = card.n_rows

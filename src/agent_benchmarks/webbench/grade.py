@@ -7,6 +7,10 @@ failed call is INVALID; ``strict`` is ours, under which a row with no answer is 
 (it cannot be right) and is counted as unanswered, and a row whose calls all fail is a
 judge_error.
 Verdicts are cached in the run folder per protocol, so grading again makes no call.
+
+The upstream-comparable view: WebBench has no matching upstream (an LLM judge decides),
+so its view takes the official judge's verdicts as they are, counted as upstream's summary
+counts them (:func:`_webbench_metrics`).
 """
 
 from __future__ import annotations
@@ -37,7 +41,24 @@ from agent_benchmarks.scoring.llm_judge import (
 )
 from agent_benchmarks.scoring.llm_judge.upstream_prompt import has_unshown_outputs
 from agent_benchmarks.scoring.scorecard import Grade
+from agent_benchmarks.scoring.upstream_view import Graded, UpstreamLayout
 from agent_benchmarks.spec import Options, option
+
+# The official WebBench grader's verdicts that upstream's judge would count as invalid: a
+# reply it cannot read, and (upstream retries nothing) a judge call that failed.
+_INVALID_VERDICTS = frozenset({"INVALID", "judge_error"})
+
+
+def _webbench_metrics(items: Sequence[Graded]) -> dict[str, Any]:
+    yes = sum(1 for i in items if i.grade.correct)
+    invalid = sum(1 for i in items if i.entry.details.get("verdict") in _INVALID_VERDICTS)
+    return {
+        "accuracy": yes / len(items) if items else 0.0,
+        "yes": yes,
+        # Upstream judges every row, an empty answer included, and such a row is a no.
+        "no": len(items) - yes - invalid,
+        "invalid": invalid,
+    }
 
 
 class WebBenchGrader:
@@ -45,6 +66,7 @@ class WebBenchGrader:
     needs_gold = False
     group_fields = ("difficulty", "web_name")
     pays_per_row = True  # the file is checked whole before the first judge call
+    upstream = UpstreamLayout("web_name", "by_site", "?", _webbench_metrics, False)
 
     def __init__(self, config: JudgeConfig, cache_path: Path):
         self.config = config

@@ -1,4 +1,5 @@
-"""Upstream's GAIA and AssistantBench matching (scoring/upstream_match.py), case by case.
+"""Upstream's GAIA and AssistantBench matching (gaia/upstream_match.py,
+assistantbench/upstream_match.py) and its summary (scoring/upstream_view.py), case by case.
 
 Every case is a (prediction, gold) pair with the score upstream's grader gives it and the
 official scorer's result on the same pair, asserted together: the upstream-comparable view
@@ -12,17 +13,16 @@ from __future__ import annotations
 
 import pytest
 
+from agent_benchmarks.assistantbench.grade import AssistantBenchGrader
+from agent_benchmarks.assistantbench.official_scorer import evaluate
+from agent_benchmarks.assistantbench.upstream_match import assistantbench_score
+from agent_benchmarks.gaia.grade import GaiaGrader
+from agent_benchmarks.gaia.official_scorer import question_scorer
+from agent_benchmarks.gaia.upstream_match import gaia_score
+from agent_benchmarks.localweb.grade import LocalwebGrader
 from agent_benchmarks.records import TaskScore, Usage
-from agent_benchmarks.scoring.assistantbench import evaluate
-from agent_benchmarks.scoring.gaia import question_scorer
-from agent_benchmarks.scoring.upstream_match import (
-    UPSTREAM_LABEL,
-    UpstreamGrade,
-    assistantbench_score,
-    gaia_score,
-    has_upstream_view,
-    upstream_view,
-)
+from agent_benchmarks.scoring.upstream_view import UPSTREAM_LABEL, UpstreamGrade, upstream_view
+from agent_benchmarks.webbench.grade import WebBenchGrader
 
 # prediction, gold, upstream score, upstream soft score, official question_scorer
 GAIA_CASES = [
@@ -146,7 +146,7 @@ def test_upstream_summary_has_upstream_keys_and_counts_failed_answers_apart() ->
         (_entry("c", "timeout", "42", level=1), gaia_score("42", "42")),
         (_entry("d", "error", None, level=None), gaia_score(None, "42")),
     ]
-    view = upstream_view("gaia", graded)
+    view = upstream_view(GaiaGrader.upstream, graded)
     assert view is not None
     assert view["label"] == UPSTREAM_LABEL
     assert "not the official scorer" in view["note"]
@@ -173,7 +173,7 @@ def test_assistantbench_summary_keys() -> None:
         (_entry("b", difficulty=None), assistantbench_score("7", "100")),
         (_entry("c", difficulty=""), assistantbench_score("100", "100")),
     ]
-    view = upstream_view("assistantbench", graded)
+    view = upstream_view(AssistantBenchGrader.upstream, graded)
     assert view is not None
     assert view["accuracy_soft"] == pytest.approx((0.5 + 0.07 + 1) / 3)  # 7 for 100: 0.07
     assert view["accuracy_strict"] == pytest.approx(2 / 3)
@@ -190,7 +190,7 @@ def test_webbench_summary_takes_the_judges_verdicts() -> None:
         return entry, UpstreamGrade(float(correct), correct)
 
     view = upstream_view(
-        "webbench",
+        WebBenchGrader.upstream,
         [
             judged("1", "YES", True),
             judged("2", "NO", False),
@@ -205,5 +205,4 @@ def test_webbench_summary_takes_the_judges_verdicts() -> None:
 
 
 def test_localweb_has_no_upstream_view() -> None:
-    assert not has_upstream_view("localweb")
-    assert upstream_view("localweb", [(_entry("a"), UpstreamGrade(1.0, True))]) is None
+    assert LocalwebGrader.upstream is None

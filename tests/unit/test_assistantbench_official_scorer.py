@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from agent_benchmarks.scoring.assistantbench import AssistantBenchScore, evaluate
+from agent_benchmarks.assistantbench.official_scorer import AssistantBenchScore, evaluate
 
 
 def _as_text(answer: Any) -> str:

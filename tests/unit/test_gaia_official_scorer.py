@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent_benchmarks.scoring.gaia import question_scorer
+from agent_benchmarks.gaia.official_scorer import question_scorer
 
 # --- number branch: gold parses as float; only "$", "%" and "," are removed from the answer
 
