@@ -4,7 +4,8 @@ Not a script: ``grading.py`` grades rows drawn from these pairs, and
 ``tests/unit/test_grading_realistic.py`` checks every pair's grades against a record.
 
 The golds take the shapes the suites' golds have (what the official scorers branch on, as
-``gaia/official_scorer.py`` and ``assistantbench/official_scorer.py`` describe them): GAIA's integers,
+``gaia/official_scorer.py`` and ``assistantbench/official_scorer.py`` describe them): GAIA's
+integers,
 decimals, money and percentages written as bare numbers, comma lists (some with numbers),
 names, titles, dates and long phrases; AssistantBench's numbers with ``$``, ``%``,
 ``sqft`` or thousands commas, short and long strings, lists of lines, and JSON objects
