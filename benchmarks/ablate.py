@@ -16,8 +16,8 @@ import runpy
 import signal
 import sys
 
-from agent_benchmarks import storage
 from agent_benchmarks.isolation import process
+from agent_benchmarks.records import storage
 from agent_benchmarks.runner import engine
 
 GUARANTEES = ("fsync", "sweep", "scrub")

@@ -57,7 +57,7 @@ from measuring import (
 )
 from upstream_env import Upstream, add_upstream_args
 
-from agent_benchmarks.records import PredictionRow, Usage
+from agent_benchmarks.records.schema import PredictionRow, Usage
 
 SUITES = {suite: realistic_pairs(suite) for suite in ("gaia", "assistantbench")}
 
@@ -166,7 +166,7 @@ def synthesize(path: Path, suite: str, n: int, fmt=ours_row) -> Path:
 # starts: every part of the command needs it.
 _OURS_PARTS = """
 import json, sys, time
-import agent_benchmarks.records
+import agent_benchmarks.records.schema
 pairs = json.load(open(sys.argv[1]))
 suite = sys.argv[2]
 

@@ -62,7 +62,7 @@ from agent_benchmarks.localweb.models import (
     ScriptedModelServer,
     ScriptedPolicy,
 )
-from agent_benchmarks.records import Manifest, PredictionRow
+from agent_benchmarks.records.schema import Manifest, PredictionRow
 
 MODEL = "scripted-overhead"
 REPO = Path(__file__).resolve().parents[1]

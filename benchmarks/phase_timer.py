@@ -27,9 +27,9 @@ import threading
 import time
 from pathlib import Path
 
-from agent_benchmarks import storage
 from agent_benchmarks.backends import lightpanda
 from agent_benchmarks.isolation import process, scratch
+from agent_benchmarks.records import storage
 from agent_benchmarks.runner import engine, executor, progress
 
 # (the phase, what it is): "guarantee" and "record" are work upstream's runner does not do

@@ -52,7 +52,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from agent_benchmarks.records import Manifest, PredictionRow
+from agent_benchmarks.records.schema import Manifest, PredictionRow
 
 REPO = Path(__file__).resolve().parents[1]
 ENV = {"LIGHTPANDA_DISABLE_TELEMETRY": "true", "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0"}

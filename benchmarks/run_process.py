@@ -107,7 +107,7 @@ from agent_benchmarks.localweb.models import (
     ScriptedModelServer,
     ScriptedPolicy,
 )
-from agent_benchmarks.records import Manifest
+from agent_benchmarks.records.schema import Manifest
 
 MODEL = "scripted-run-process"
 ANSWER = "The page lists the requested details: item one, item two and item three."

@@ -15,14 +15,14 @@ from collections.abc import Sequence
 from rich.console import Console
 from rich.table import Table
 
-from agent_benchmarks.commands.args import add_dataset_args, entry, selection_of
-from agent_benchmarks.errors import InputError
-from agent_benchmarks.suite import get_suite, suite_names
+from agent_benchmarks.common.errors import InputError
+from agent_benchmarks.spec.args import add_dataset_args, entry, selection_of
+from agent_benchmarks.spec.suites import get_suite, suite_names
 
 
 def _tasks_command(argv: Sequence[str]) -> int:
     from agent_benchmarks.runner.launch import load_selected
-    from agent_benchmarks.spec import RunSpec
+    from agent_benchmarks.spec.run_spec import RunSpec
 
     names = suite_names()
     if not argv or argv[0] not in names:

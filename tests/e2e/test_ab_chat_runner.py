@@ -23,8 +23,8 @@ from agent_benchmarks.localweb.models import (
     call,
 )
 from agent_benchmarks.localweb.site import LocalSite
-from agent_benchmarks.prompts import RESEARCH_BRIEF
-from agent_benchmarks.records import Manifest, PredictionRow, Scores
+from agent_benchmarks.records.schema import Manifest, PredictionRow, Scores
+from agent_benchmarks.spec.prompts import RESEARCH_BRIEF
 from tests.support import (
     GAIA_ROWS,
     chromium_binary,

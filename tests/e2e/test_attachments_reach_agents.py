@@ -17,7 +17,7 @@ from agent_benchmarks.localweb.models import (
     ScriptedModelServer,
     ScriptedPolicy,
 )
-from agent_benchmarks.records import PredictionRow
+from agent_benchmarks.records.schema import PredictionRow
 from tests.support import GAIA_ROWS, run_cli, write_gaia_parquet
 
 pytestmark = pytest.mark.e2e

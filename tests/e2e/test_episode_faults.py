@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from agent_benchmarks.records import Manifest, PredictionRow, Scores
+from agent_benchmarks.records.schema import Manifest, PredictionRow, Scores
 from tests.support import left_running, no_api_keys, read_rows, run_cli
 
 pytestmark = pytest.mark.e2e

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from agent_benchmarks.records import ToolCall
+from agent_benchmarks.records.schema import ToolCall
 from agent_benchmarks.report.load import load_runs
 from tests.support import PAGE_WIDTH, run_cli
 from tests.unit.report_builders import Attempt, make_run

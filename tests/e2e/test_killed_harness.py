@@ -15,7 +15,7 @@ import psutil
 import pytest
 
 from agent_benchmarks.isolation.process import memory_cap_method
-from agent_benchmarks.records import PredictionRow
+from agent_benchmarks.records.schema import PredictionRow
 from tests.support import REPO, run_cgroups, run_cli, run_processes
 
 pytestmark = pytest.mark.e2e

@@ -27,7 +27,7 @@ from agent_benchmarks.localweb.models import (
     call,
 )
 from agent_benchmarks.localweb.site import PRODUCTS, LocalSite
-from agent_benchmarks.records import Usage
+from agent_benchmarks.records.schema import Usage
 from tests.support import lightpanda_binary
 
 pytestmark = pytest.mark.e2e

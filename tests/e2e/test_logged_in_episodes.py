@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_benchmarks.records import Manifest, Scores
+from agent_benchmarks.records.schema import Manifest, Scores
 from tests.support import left_running, no_api_keys, read_rows, run_cli
 
 pytestmark = pytest.mark.e2e

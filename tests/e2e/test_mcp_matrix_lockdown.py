@@ -16,7 +16,7 @@ from agent_benchmarks.localweb.models import (
     StepPolicy,
     call,
 )
-from agent_benchmarks.records import PredictionRow
+from agent_benchmarks.records.schema import PredictionRow
 from tests.support import gaia_mcp_run, left_running
 
 pytestmark = pytest.mark.e2e

@@ -18,7 +18,7 @@ from agent_benchmarks.localweb.models import (
     call,
 )
 from agent_benchmarks.localweb.site import LocalSite
-from agent_benchmarks.records import PredictionRow, Scores
+from agent_benchmarks.records.schema import PredictionRow, Scores
 from tests.support import left_running, run_cli
 
 pytestmark = pytest.mark.e2e

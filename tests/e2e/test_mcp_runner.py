@@ -19,7 +19,7 @@ from agent_benchmarks.localweb.models import (
     call,
 )
 from agent_benchmarks.localweb.site import LocalSite
-from agent_benchmarks.records import Manifest, Scores
+from agent_benchmarks.records.schema import Manifest, Scores
 from tests.support import gaia_mcp_run, left_running, no_api_keys, read_rows, run_cli
 
 pytestmark = pytest.mark.e2e

@@ -21,7 +21,7 @@ from agent_benchmarks.localweb.models import API_KEY, Conversation, FinalAnswer,
 from agent_benchmarks.localweb.oracle import tool_text
 from agent_benchmarks.localweb.site import LocalSite
 from agent_benchmarks.localweb.tavily import TavilyStandIn
-from agent_benchmarks.records import Manifest, PredictionRow
+from agent_benchmarks.records.schema import Manifest, PredictionRow
 from agent_benchmarks.search import BASE_URL_ENV, SEARCH_PARAMETERS
 from agent_benchmarks.search.server import format_results
 from agent_benchmarks.web.archive import WebArchive

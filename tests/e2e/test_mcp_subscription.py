@@ -21,7 +21,7 @@ import pytest
 from agent_benchmarks.isolation.scratch import PREFIX, run_key
 from agent_benchmarks.localweb.models import Conversation, FinalAnswer, StepPolicy
 from agent_benchmarks.localweb.site import LocalSite
-from agent_benchmarks.records import Manifest, PredictionRow
+from agent_benchmarks.records.schema import Manifest, PredictionRow
 from tests.fixtures.record import CapturingServer
 from tests.support import left_running, run_cli
 

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from agent_benchmarks.datasets import sha256_file
 from agent_benchmarks.localweb.models import (
     API_KEY,
     Conversation,
@@ -18,7 +17,8 @@ from agent_benchmarks.localweb.models import (
     ScriptedModelServer,
     StepPolicy,
 )
-from agent_benchmarks.records import Manifest, PredictionRow
+from agent_benchmarks.records.schema import Manifest, PredictionRow
+from agent_benchmarks.spec.datasets import sha256_file
 from tests.support import REPO, left_running, lightpanda_binary, run_cli
 
 pytestmark = pytest.mark.e2e

@@ -31,7 +31,7 @@ from agent_benchmarks.localweb.models import (
 )
 from agent_benchmarks.localweb.site import LocalSite
 from agent_benchmarks.localweb.tasks import TASKS
-from agent_benchmarks.records import Manifest, Scores
+from agent_benchmarks.records.schema import Manifest, Scores
 from tests.support import REPO, read_rows, run_cli
 
 pytestmark = pytest.mark.e2e

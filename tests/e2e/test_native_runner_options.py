@@ -27,9 +27,9 @@ from agent_benchmarks.localweb.models import (
     ScriptedModelServer,
     StepPolicy,
 )
-from agent_benchmarks.pricing import PRICE_TABLE_VERSION
-from agent_benchmarks.prompts import RESEARCH_PERSISTENT
-from agent_benchmarks.records import Manifest, PredictionRow, Scores
+from agent_benchmarks.records.pricing import PRICE_TABLE_VERSION
+from agent_benchmarks.records.schema import Manifest, PredictionRow, Scores
+from agent_benchmarks.spec.prompts import RESEARCH_PERSISTENT
 from tests.support import REPO, lightpanda_binary, read_rows, run_cli
 
 pytestmark = pytest.mark.e2e
@@ -139,7 +139,7 @@ import sys
 from agent_benchmarks.isolation import process
 process._memory_cap = lambda: (process.RLIMIT, None)
 process.memory_cap_method = lambda: process.RLIMIT
-from agent_benchmarks.commands.scripts import localweb__native as main
+from agent_benchmarks.localweb.run import native as main
 sys.exit(main(sys.argv[1:]))
 """
 

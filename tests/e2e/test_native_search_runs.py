@@ -31,7 +31,7 @@ from agent_benchmarks.localweb.models import (
     call,
 )
 from agent_benchmarks.localweb.tavily import TavilyStandIn
-from agent_benchmarks.records import Manifest, PredictionRow
+from agent_benchmarks.records.schema import Manifest, PredictionRow
 from agent_benchmarks.search import BASE_URL_ENV
 from tests.support import REPO
 

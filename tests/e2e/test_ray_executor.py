@@ -27,7 +27,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from agent_benchmarks.records import PredictionRow
+from agent_benchmarks.records.schema import PredictionRow
 from agent_benchmarks.runner.ray_node import STAGING_PREFIX
 from tests.support import REPO, run_cli, run_processes
 
@@ -401,7 +401,7 @@ def _flavoured_programs() -> dict[str, str]:
 
 
 def test_a_node_with_other_program_versions_is_refused_by_name(tmp_path):
-    from agent_benchmarks.errors import InputError
+    from agent_benchmarks.common.errors import InputError
     from agent_benchmarks.runner.ray_executor import RayExecutor
 
     with _cluster(

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 import pytest
 import trustme
 
-from agent_benchmarks.records import Manifest, PredictionRow, Scores
+from agent_benchmarks.records.schema import Manifest, PredictionRow, Scores
 from agent_benchmarks.web.archive import open_archive
 from tests.e2e.offline import offline_argv
 from tests.support import REPO, run_cli

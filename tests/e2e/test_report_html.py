@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from agent_benchmarks.records import ResourceUse, ToolCall
+from agent_benchmarks.records.schema import ResourceUse, ToolCall
 from tests.support import PAGE_WIDTH, assert_fits, run_cli
 from tests.unit.report_builders import Attempt, make_run, task_ids
 

@@ -24,7 +24,7 @@ from agent_benchmarks.localweb.models import (
     StepPolicy,
 )
 from agent_benchmarks.localweb.site import LocalSite
-from agent_benchmarks.records import Manifest, PredictionRow
+from agent_benchmarks.records.schema import Manifest, PredictionRow
 from agent_benchmarks.report.schema import ComparisonReport
 from tests.support import (
     ASSISTANTBENCH_ROWS,

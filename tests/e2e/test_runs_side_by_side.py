@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agent_benchmarks.localweb.tasks import TASKS
-from agent_benchmarks.records import Manifest
+from agent_benchmarks.records.schema import Manifest
 from tests.support import left_running, no_api_keys, read_rows, start_at_once
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1500)]

@@ -35,7 +35,7 @@ from agent_benchmarks.localweb.models import (
     call,
 )
 from agent_benchmarks.localweb.serving import BackgroundHTTPServer
-from agent_benchmarks.records import Manifest, PredictionRow
+from agent_benchmarks.records.schema import Manifest, PredictionRow
 from tests.support import WEBBENCH_CSV, lightpanda_binary, run_cli
 
 pytestmark = pytest.mark.e2e

@@ -19,8 +19,8 @@ from agent_benchmarks.localweb.models import (
     ScriptedModelServer,
     StepPolicy,
 )
-from agent_benchmarks.prompts import RESEARCH_BRIEF, RESEARCH_PERSISTENT
-from agent_benchmarks.records import Manifest, PredictionRow
+from agent_benchmarks.records.schema import Manifest, PredictionRow
+from agent_benchmarks.spec.prompts import RESEARCH_BRIEF, RESEARCH_PERSISTENT
 from tests.support import REPO
 
 pytestmark = pytest.mark.e2e

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import trustme
 
-from agent_benchmarks.errors import InputError
+from agent_benchmarks.common.errors import InputError
 from agent_benchmarks.localweb.models import (
     API_KEY,
     FinalAnswer,

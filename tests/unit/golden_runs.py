@@ -14,7 +14,7 @@ import json
 import random
 from pathlib import Path
 
-from agent_benchmarks.records import DatasetSource, Manifest, PredictionRow, ToolCall, Usage
+from agent_benchmarks.records.schema import DatasetSource, Manifest, PredictionRow, ToolCall, Usage
 
 GOLDEN_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "scores"
 

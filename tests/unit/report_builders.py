@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent_benchmarks.records import (
+from agent_benchmarks.records.schema import (
     DatasetSource,
     Machine,
     Manifest,
@@ -22,7 +22,7 @@ from agent_benchmarks.records import (
     ToolCall,
     Usage,
 )
-from agent_benchmarks.storage import PredictionsWriter
+from agent_benchmarks.records.storage import PredictionsWriter
 
 GOLD = "42"
 

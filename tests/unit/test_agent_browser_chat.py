@@ -49,7 +49,7 @@ from agent_benchmarks.backends.agent_browser_chat_attempt import (
     _metered_request,
 )
 from agent_benchmarks.backends.base import PreparedTask
-from agent_benchmarks.errors import InputError
+from agent_benchmarks.common.errors import InputError
 from agent_benchmarks.gaia import SUITE as GAIA
 from agent_benchmarks.isolation.process import ProcessResult
 from agent_benchmarks.localweb import SUITE as LOCALWEB
@@ -72,11 +72,11 @@ from agent_benchmarks.localweb.oracle import (
     WaitFor,
     WaitForText,
 )
-from agent_benchmarks.prompts import ANSWER_ONLY, RESEARCH_ANSWER_ONLY, default_prompt_name
-from agent_benchmarks.records import Task, TaskInput
+from agent_benchmarks.records.schema import Task, TaskInput
 from agent_benchmarks.runner.plan import AttemptKey
 from agent_benchmarks.runner.session import TaskSession, prompted_session
-from agent_benchmarks.spec import RunSpec
+from agent_benchmarks.spec.prompts import ANSWER_ONLY, RESEARCH_ANSWER_ONLY, default_prompt_name
+from agent_benchmarks.spec.run_spec import RunSpec
 from agent_benchmarks.webbench import SUITE as WEBBENCH
 from tests.support import REPO, run_cli
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent_benchmarks.answers import ExtractedAnswer, extract_answer
+from agent_benchmarks.spec.answers import ExtractedAnswer, extract_answer
 
 
 def test_single_envelope() -> None:

@@ -13,7 +13,8 @@ import pytest
 from openpyxl.styles import PatternFill
 from pptx.util import Inches
 
-from agent_benchmarks.attachments import (
+from agent_benchmarks.common.errors import InputError
+from agent_benchmarks.spec.attachments import (
     BINARY_LIMIT_BYTES,
     GIVEN_NAME,
     GIVEN_TEXT,
@@ -23,7 +24,6 @@ from agent_benchmarks.attachments import (
     message_attachments,
     prepare_attachment,
 )
-from agent_benchmarks.errors import InputError
 
 GREEN = "FF00FF00"
 

@@ -23,9 +23,9 @@ from agent_benchmarks.backends.mcp_run import DEFINITION, claude_built_ins, surf
 from agent_benchmarks.backends.mcp_servers import SERVERS
 from agent_benchmarks.backends.programs import NODE_BIN
 from agent_benchmarks.isolation.process import ProcessResult
-from agent_benchmarks.pricing import PriceTable, load_price_table
-from agent_benchmarks.records import TaskInput, ToolCall
-from agent_benchmarks.suite import get_suite, suite_names
+from agent_benchmarks.records.pricing import PriceTable, load_price_table
+from agent_benchmarks.records.schema import TaskInput, ToolCall
+from agent_benchmarks.spec.suites import get_suite, suite_names
 from tests.fixtures import CLAUDE_CODE, fixture
 
 

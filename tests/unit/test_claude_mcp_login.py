@@ -16,9 +16,9 @@ from agent_benchmarks.backends.claude_mcp import (
     subscription_login,
 )
 from agent_benchmarks.backends.mcp_servers import SERVERS
-from agent_benchmarks.errors import InputError
-from agent_benchmarks.records import TaskInput
-from agent_benchmarks.redact import REDACTED, redact_text
+from agent_benchmarks.common.errors import InputError
+from agent_benchmarks.common.redact import REDACTED, redact_text
+from agent_benchmarks.records.schema import TaskInput
 
 # A stand-in login, shaped as Claude Code writes ~/.claude/.credentials.json.
 ACCESS = "sk-ant-oat01-unit-stand-in-access-4c1d"

@@ -18,8 +18,8 @@ from agent_benchmarks.backends.claude_stream import (
     audit_calls,
     parse_stream,
 )
-from agent_benchmarks.pricing import load_price_table
-from agent_benchmarks.records import ToolCall, Usage
+from agent_benchmarks.records.pricing import load_price_table
+from agent_benchmarks.records.schema import ToolCall, Usage
 from tests.fixtures import CLAUDE_CODE, SITE, captured_requests, fixture, read_jsonl
 
 RUNS = (

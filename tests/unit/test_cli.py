@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import tomllib
 from pathlib import Path
 
 import pytest
 
-from agent_benchmarks.commands import scripts
-from agent_benchmarks.records import DatasetSource, Manifest, PredictionRow
-from agent_benchmarks.storage import PredictionsWriter
+from agent_benchmarks.records.schema import DatasetSource, Manifest, PredictionRow
+from agent_benchmarks.records.storage import PredictionsWriter
 from tests.support import REPO, run_cli
 from tests.unit.judge_fakes import FakeJudgeServer, yes
 
@@ -21,6 +21,18 @@ def test_all_suite_scripts_are_declared() -> None:
     for suite in ("gaia", "assistantbench", "webbench", "localweb"):
         for kind in ("run", "grade", "mcp-run", "ab-run"):
             assert f"{suite}-{kind}" in SCRIPTS
+
+
+def test_each_script_is_declared_once_and_made_by_its_suite() -> None:
+    # pyproject.toml is the one list: each entry names a function that exists, and a
+    # suite's scripts are made by its own run.py and grade.py.
+    for name, target in SCRIPTS.items():
+        module, _, attribute = target.partition(":")
+        assert callable(getattr(importlib.import_module(module), attribute)), name
+        suite = name.split("-")[0]
+        if suite in ("gaia", "assistantbench", "webbench", "localweb"):
+            kind = "grade" if name.endswith("-grade") else "run"
+            assert module == f"agent_benchmarks.{suite}.{kind}", (name, target)
 
 
 def test_common_run_flags_are_declared() -> None:
@@ -49,7 +61,7 @@ def test_every_run_command_grades_at_the_end_unless_told_not_to(
 ) -> None:
     for suite in ("gaia", "assistantbench", "webbench", "localweb"):
         for runner in ("native", "mcp", "chat"):
-            main = getattr(scripts, f"{suite}__{runner}")
+            main = getattr(importlib.import_module(f"agent_benchmarks.{suite}.run"), runner)
             with pytest.raises(SystemExit):
                 main(["--help"])
             help_text = capsys.readouterr().out

@@ -29,7 +29,7 @@ from agent_benchmarks.backends.mcp_servers import (
     SERVERS,
     find_server_programs,
 )
-from agent_benchmarks.errors import InputError
+from agent_benchmarks.common.errors import InputError
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,12 @@ from pathlib import Path
 import pytest
 
 from agent_benchmarks.assistantbench import DATASET as AB
-from agent_benchmarks.datasets import (
+from agent_benchmarks.common.errors import InputError
+from agent_benchmarks.gaia import DATASET as GAIA
+from agent_benchmarks.records.schema import DatasetSource, Manifest, PredictionRow
+from agent_benchmarks.records.storage import PredictionsWriter, read_predictions
+from agent_benchmarks.scoring.scorecard import read_manifest
+from agent_benchmarks.spec.datasets import (
     Selection,
     load_dataset_bundled,
     load_tasks,
@@ -20,11 +25,6 @@ from agent_benchmarks.datasets import (
     sha256_file,
     site_of,
 )
-from agent_benchmarks.errors import InputError
-from agent_benchmarks.gaia import DATASET as GAIA
-from agent_benchmarks.records import DatasetSource, Manifest, PredictionRow
-from agent_benchmarks.scoring.scorecard import read_manifest
-from agent_benchmarks.storage import PredictionsWriter, read_predictions
 from agent_benchmarks.webbench import DATASET as WEBBENCH
 from tests.fixtures.webbench.upstream_draw import SEED0_ONE_PER_SITE, draw, read_tasks
 from tests.support import (
@@ -525,7 +525,7 @@ import json, sys
 from pathlib import Path
 started = []  # the programs this process starts (the table reader is one)
 sys.addaudithook(lambda event, args: event == "subprocess.Popen" and started.append(args[1]))
-from agent_benchmarks.datasets import read_table
+from agent_benchmarks.spec.datasets import read_table
 rows, columns = read_table(Path(sys.argv[1]))
 print(json.dumps({"rows": rows, "columns": columns, "readers_started": len(started)}))
 """

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
+from agent_benchmarks.common.errors import InputError
 from agent_benchmarks.enginebench import configs, programs, tasks
 from agent_benchmarks.enginebench.processes import _exits_within
 from agent_benchmarks.enginebench.raw import load
 from agent_benchmarks.enginebench.report import report_markdown, summarise, write_report
-from agent_benchmarks.errors import InputError
 from agent_benchmarks.localweb.oracle import ORACLES, Follow, Go, Press, Read, ReadHtml
 from agent_benchmarks.localweb.site import data
 

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from agent_benchmarks import environ
+from agent_benchmarks.common import environ
 
 
 def test_the_mapping_is_kept_until_the_environment_changes(

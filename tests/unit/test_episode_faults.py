@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from agent_benchmarks.common.errors import InputError
 from agent_benchmarks.episode.faults import (
     RELAY_LOG,
     EpisodeFault,
@@ -28,9 +29,8 @@ from agent_benchmarks.episode.faults import (
     with_descendants,
 )
 from agent_benchmarks.episode.progress import progress_signal
-from agent_benchmarks.errors import InputError
 from agent_benchmarks.isolation.process import MARKER_ENV, attempt_pids
-from agent_benchmarks.records import PredictionRow, ToolCall
+from agent_benchmarks.records.schema import PredictionRow, ToolCall
 from agent_benchmarks.runner.plan import plan_attempts
 
 

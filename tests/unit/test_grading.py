@@ -18,8 +18,8 @@ from agent_benchmarks.backends.claude_mcp import (
 )
 from agent_benchmarks.backends.mcp_servers import SERVERS
 from agent_benchmarks.isolation.process import ProcessResult
-from agent_benchmarks.records import DatasetSource, Manifest, PredictionRow, TaskInput, Usage
-from agent_benchmarks.storage import PredictionsWriter
+from agent_benchmarks.records.schema import DatasetSource, Manifest, PredictionRow, TaskInput, Usage
+from agent_benchmarks.records.storage import PredictionsWriter
 from tests.fixtures import CLAUDE_CODE, fixture
 from tests.support import run_cli
 

@@ -29,7 +29,7 @@ from agent_benchmarks.assistantbench.upstream_match import assistantbench_score
 from agent_benchmarks.gaia.grade import GaiaGrader
 from agent_benchmarks.gaia.official_scorer import question_scorer
 from agent_benchmarks.gaia.upstream_match import gaia_score
-from agent_benchmarks.records import PredictionRow
+from agent_benchmarks.records.schema import PredictionRow
 from agent_benchmarks.scoring.scorecard import grade_file
 
 RECORD = Path(__file__).resolve().parents[1] / "fixtures" / "grading" / "realistic_grades.json"

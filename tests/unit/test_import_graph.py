@@ -36,37 +36,22 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
     # and tasks, and claims its folder as a run does: above both, imported by commands.
     ("engine benchmark", frozenset({"enginebench"})),
     ("suites", frozenset({"gaia", "assistantbench", "webbench", "localweb"})),
-    # A sweep is a grid of runs the runner starts.
-    ("runner", frozenset({"runner", "sweep"})),
+    # The runner holds the run command (runner.command) and sweeps, grids of runs.
+    ("runner", frozenset({"runner"})),
     # The offline world the backends' agents are given: the recorded web, the search stand-in.
     ("backends", frozenset({"backends", "web", "search"})),
     # The harness's hand inside an episode (the model meter, faults), under the backends.
     ("episode", frozenset({"episode"})),
+    # The shared scoring core and the grade command; each suite's grader is in its package.
     ("scoring", frozenset({"scoring"})),
     ("isolation", frozenset({"isolation"})),
-    (
-        "common",
-        frozenset(
-            {
-                "__init__",
-                "answers",
-                "attachments",
-                "datasets",
-                "environ",
-                "errors",
-                "loopback",
-                "pricing",
-                "prompts",
-                "provenance",
-                "records",
-                "redact",
-                "spec",
-                "storage",
-                "suite",
-                "upstream",
-            }
-        ),
-    ),
+    # What a run is before it runs: the run spec and its flags, the suite registry,
+    # datasets, prompts, attachments, provenance.
+    ("run spec", frozenset({"spec"})),
+    # What a run writes and reads: rows, manifests, scores, the predictions file.
+    ("records", frozenset({"records"})),
+    # Errors, the environment, redaction, loopback addresses; the package's version.
+    ("common", frozenset({"common", "__init__"})),
 ]
 SUITES = dict(LAYERS)["suites"]
 
@@ -186,7 +171,7 @@ def graph() -> dict[str, set[str]]:
 
 def test_the_graph_is_read(graph):
     # Arrows known to be there: if the reading broke, these would go first.
-    assert "agent_benchmarks.records" in graph["agent_benchmarks.scoring.scorecard"]
+    assert "agent_benchmarks.records.schema" in graph["agent_benchmarks.scoring.scorecard"]
     assert "agent_benchmarks.gaia.official_scorer" in graph["agent_benchmarks.gaia.grade"]
     assert "agent_benchmarks.runner.session" in graph["agent_benchmarks.localweb.session"]
     assert sum(len(targets) for targets in graph.values()) > 300

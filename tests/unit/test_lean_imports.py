@@ -63,18 +63,18 @@ def loaded_after(code: str, env: dict[str, str] | None = None) -> dict[str, list
 @pytest.mark.parametrize("suite", SUITES)
 def test_a_suites_console_scripts_load_no_backend(suite: str) -> None:
     loaded = loaded_after(
-        "from agent_benchmarks.commands.scripts import "
-        f"{suite}__native, {suite}__mcp, {suite}__chat, {suite}__grade"
+        f"from agent_benchmarks.{suite}.run import native, mcp, chat\n"
+        f"from agent_benchmarks.{suite}.grade import main"
     )
     backends = {m for m in loaded["ours"] if m.startswith("agent_benchmarks.backends.")}
     assert backends <= {"agent_benchmarks.backends.base"}, backends  # the interface alone
     assert not HEAVY & set(loaded["top"])
 
 
-@pytest.mark.parametrize("command", ["webbench__native", "webbench__mcp", "webbench__chat"])
+@pytest.mark.parametrize("command", ["native", "mcp", "chat"])
 def test_help_loads_only_its_own_backend_and_no_heavy_library(command: str) -> None:
     loaded = loaded_after(
-        f"from agent_benchmarks.commands.scripts import {command}\n"
+        f"from agent_benchmarks.webbench.run import {command}\n"
         "try:\n"
         f"    {command}(['--help'])\n"
         "except SystemExit:\n"
@@ -82,9 +82,9 @@ def test_help_loads_only_its_own_backend_and_no_heavy_library(command: str) -> N
     )
     backends = {m for m in loaded["ours"] if m.startswith("agent_benchmarks.backends.")}
     own = {
-        "webbench__native": "agent_benchmarks.backends.lightpanda",
-        "webbench__mcp": "agent_benchmarks.backends.mcp_run",
-        "webbench__chat": "agent_benchmarks.backends.agent_browser_chat",
+        "native": "agent_benchmarks.backends.lightpanda",
+        "mcp": "agent_benchmarks.backends.mcp_run",
+        "chat": "agent_benchmarks.backends.agent_browser_chat",
     }[command]
     assert own in backends
     # What the backends share: Lightpanda's binary checks and trace, the MCP stream parser,
@@ -108,7 +108,7 @@ def test_reading_a_table_leaves_datasets_in_the_child(tmp_path: Path) -> None:
     # An empty cache folder: the table is really read (a cached read starts no reader).
     cache = tmp_path / "cache"
     loaded = loaded_after(
-        "from agent_benchmarks.datasets import load_dataset_bundled\n"
+        "from agent_benchmarks.spec.datasets import load_dataset_bundled\n"
         "from agent_benchmarks.webbench import DATASET\n"
         "tasks = load_dataset_bundled(DATASET, 'train').tasks\n"
         "assert len(tasks) == 1637 and tasks[0].web_name == 'acehardware.com', len(tasks)\n",

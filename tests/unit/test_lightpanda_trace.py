@@ -18,7 +18,7 @@ from agent_benchmarks.backends.lightpanda_trace import (
     read_trace,
     strip_ansi,
 )
-from agent_benchmarks.records import Usage
+from agent_benchmarks.records.schema import Usage
 from tests.fixtures import LIGHTPANDA, SITE, fixture, read_jsonl
 
 RUNS = ("table", "form", "anthropic", "http500", "turn_cap")

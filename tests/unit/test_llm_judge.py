@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_benchmarks.records import PredictionRow, ToolCall
+from agent_benchmarks.records.schema import PredictionRow, ToolCall
 from agent_benchmarks.scoring.llm_judge import (
     CACHE_FILE_NAME,
     STRICT,

@@ -12,9 +12,9 @@ import pytest
 
 from agent_benchmarks.localweb.site import LocalSite, data
 from agent_benchmarks.localweb.tasks import GROUPS, TASKS, TASKS_BY_ID, as_tasks, site_record
-from agent_benchmarks.records import PredictionRow
+from agent_benchmarks.records.schema import PredictionRow
+from agent_benchmarks.records.storage import PredictionsWriter
 from agent_benchmarks.scoring.contracts import AnswerContains, AnswerIs, normalize_answer
-from agent_benchmarks.storage import PredictionsWriter
 from tests.support import run_cli
 
 # What a browser doing each task right sends to the site, beyond loading the start page.

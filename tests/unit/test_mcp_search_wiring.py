@@ -18,7 +18,7 @@ from agent_benchmarks.backends.claude_mcp import (
 from agent_benchmarks.backends.mcp_run import surface_listing
 from agent_benchmarks.backends.mcp_servers import SERVERS
 from agent_benchmarks.isolation.process import ProcessResult
-from agent_benchmarks.records import TaskInput
+from agent_benchmarks.records.schema import TaskInput
 from agent_benchmarks.search import BLOCK_ENV, LOG_ENV, SEARCH_PARAMETERS
 
 BLOCKED = ("*://huggingface.co/datasets/*", "*t-42*")

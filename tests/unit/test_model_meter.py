@@ -29,7 +29,7 @@ from agent_benchmarks.localweb.models import (
     ScriptedPolicy,
     call,
 )
-from agent_benchmarks.pricing import load_price_table
+from agent_benchmarks.records.pricing import load_price_table
 
 MODEL = "claude-haiku-4-5"  # priced in the built-in table
 ASK = [{"role": "user", "content": "x"}]

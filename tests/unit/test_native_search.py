@@ -9,12 +9,12 @@ import pytest
 
 from agent_benchmarks.backends import agent_browser_chat, lightpanda
 from agent_benchmarks.backends.base import BuildRequest, PreparedTask
-from agent_benchmarks.errors import InputError
+from agent_benchmarks.common.errors import InputError
 from agent_benchmarks.localweb.tavily import TavilyStandIn
-from agent_benchmarks.records import TaskInput
+from agent_benchmarks.records.schema import TaskInput
 from agent_benchmarks.search import BASE_URL_ENV
-from agent_benchmarks.spec import RunSpec
-from agent_benchmarks.suite import get_suite
+from agent_benchmarks.spec.run_spec import RunSpec
+from agent_benchmarks.spec.suites import get_suite
 
 
 def _native_args(**flags: object) -> BuildRequest:

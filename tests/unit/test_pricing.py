@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from agent_benchmarks.errors import InputError
-from agent_benchmarks.pricing import (
+from agent_benchmarks.common.errors import InputError
+from agent_benchmarks.records.pricing import (
     PRICE_TABLE_VERSION,
     PRICES,
     ModelPrice,
     load_price_table,
 )
-from agent_benchmarks.records import Usage
+from agent_benchmarks.records.schema import Usage
 
 MILLION = 1_000_000
 

@@ -7,8 +7,8 @@ import subprocess
 from pathlib import Path
 
 from agent_benchmarks.localweb import SUITE as LOCALWEB
-from agent_benchmarks.provenance import build_manifest, default_run_dir, git_state
-from agent_benchmarks.records import Manifest
+from agent_benchmarks.records.schema import Manifest
+from agent_benchmarks.spec.provenance import build_manifest, default_run_dir, git_state
 from tests.support import REPO
 
 STAMP = r"\d{8}T\d{6}Z"

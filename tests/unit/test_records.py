@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from agent_benchmarks.records import (
+from agent_benchmarks.records.schema import (
     SCHEMA_VERSION,
     DatasetSource,
     Manifest,

@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from agent_benchmarks.redact import (
+from agent_benchmarks.common.redact import (
     REDACTED,
     add_secret,
     redact_argv,
@@ -172,7 +172,7 @@ def test_the_quick_test_for_pattern_words_changes_no_result(
     """Texts holding no word a pattern needs skip the patterns: the result is what running
     every pattern gives."""
     quick = redact_text(text, environ={})
-    import agent_benchmarks.redact as redact_module
+    import agent_benchmarks.common.redact as redact_module
 
     monkeypatch.setattr(redact_module, "_ANY_REQUIRED", re.compile(""))  # always "may match"
     assert quick == redact_text(text, environ={})

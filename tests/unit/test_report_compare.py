@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_benchmarks.errors import InputError
-from agent_benchmarks.records import Manifest, Scores, TaskScore, Usage, UsageSummary
+from agent_benchmarks.common.errors import InputError
+from agent_benchmarks.records.schema import Manifest, Scores, TaskScore, Usage, UsageSummary
 from agent_benchmarks.report.compare import (
     CompositeInput,
     compare_runs,
@@ -127,7 +127,7 @@ def test_missing_values_score_zero_and_equal_values_score_one() -> None:
     ["success", "speed=1", "success=-1", "success=abc", "success=0", "success=1,success=2", ""],
 )
 def test_bad_weights(text: str) -> None:
-    from agent_benchmarks.errors import InputError
+    from agent_benchmarks.common.errors import InputError
 
     with pytest.raises(InputError, match="--weights"):
         parse_weights(text)
@@ -391,7 +391,7 @@ def test_tool_call_diagnostics(tmp_path: Path) -> None:
 
 
 def test_mcp_tool_names_line_up_across_stacks(tmp_path: Path) -> None:
-    from agent_benchmarks.records import ToolCall
+    from agent_benchmarks.records.schema import ToolCall
 
     call = ToolCall(name="mcp__browser__goto", args={"url": "https://example.com"}, latency_ms=5)
     run = make_run(

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any, get_args
 
-from agent_benchmarks.records import Machine, ResourceUse, ToolCall
+from agent_benchmarks.records.schema import Machine, ResourceUse, ToolCall
 from agent_benchmarks.report.compare import compare_runs
 from agent_benchmarks.report.eligibility import MAX_MISS_RATE, UNCAPPED, budgets_of
 from agent_benchmarks.report.load import load_run, load_runs

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_benchmarks.records import ToolCall
+from agent_benchmarks.records.schema import ToolCall
 from agent_benchmarks.report.audit import audit_run
 from agent_benchmarks.report.leaks import distinctive, row_hits
 from agent_benchmarks.report.load import load_run

@@ -14,8 +14,8 @@ import pytest
 from pydantic import BaseModel
 
 from agent_benchmarks.__main__ import main
-from agent_benchmarks.errors import InputError
-from agent_benchmarks.records import ToolCall
+from agent_benchmarks.common.errors import InputError
+from agent_benchmarks.records.schema import ToolCall
 from agent_benchmarks.report.compare import compare_runs
 from agent_benchmarks.report.html import render_html
 from agent_benchmarks.report.load import load_run, load_runs

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agent_benchmarks.records import ToolCall
+from agent_benchmarks.records.schema import ToolCall
 from agent_benchmarks.report.compare import compare_runs
 from agent_benchmarks.report.html import render_html
 from agent_benchmarks.report.load import load_runs

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent_benchmarks.records import ToolCall
+from agent_benchmarks.records.schema import ToolCall
 from agent_benchmarks.report import fmt
 from agent_benchmarks.report.compare import compare_runs
 from agent_benchmarks.report.html import render_html

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_benchmarks.records import Fetched, Machine, ResourceUse, RoleUse, ToolCall
+from agent_benchmarks.records.schema import Fetched, Machine, ResourceUse, RoleUse, ToolCall
 from agent_benchmarks.report.compare import compare_runs
 from agent_benchmarks.report.html import render_html
 from agent_benchmarks.report.load import load_runs

@@ -27,7 +27,7 @@ from agent_benchmarks.isolation.resources import (
     measurement,
     this_machine,
 )
-from agent_benchmarks.records import Manifest, PredictionRow, ResourceUse, ToolCall
+from agent_benchmarks.records.schema import Manifest, PredictionRow, ResourceUse, ToolCall
 from tests.fixtures import CLAUDE_CODE, fixture
 from tests.support import FIXTURES
 

@@ -25,13 +25,11 @@ import pytest
 from rich.console import Console
 
 from agent_benchmarks import gaia
+from agent_benchmarks.assistantbench.run import native as assistantbench_main
 from agent_benchmarks.backends.base import AgentOutcome, PreparedTask
 from agent_benchmarks.backends.lightpanda import NO_RESPONSE, classify
-from agent_benchmarks.commands.scripts import assistantbench__native as assistantbench_main
-from agent_benchmarks.commands.scripts import gaia__native as gaia_main
-from agent_benchmarks.commands.scripts import localweb__native as localweb_main
-from agent_benchmarks.commands.scripts import webbench__grade as webbench_grade_main
-from agent_benchmarks.commands.scripts import webbench__native as webbench_main
+from agent_benchmarks.common.redact import REDACTED
+from agent_benchmarks.gaia.run import native as gaia_main
 from agent_benchmarks.isolation.process import ProcessResult, ProcessSpec
 from agent_benchmarks.localweb.models import (
     API_KEY,
@@ -41,15 +39,17 @@ from agent_benchmarks.localweb.models import (
     ScriptedModelServer,
     StepPolicy,
 )
-from agent_benchmarks.pricing import load_price_table
-from agent_benchmarks.records import Manifest, PredictionRow, Scores, Task, ToolCall, Usage
-from agent_benchmarks.redact import REDACTED
+from agent_benchmarks.localweb.run import native as localweb_main
+from agent_benchmarks.records.pricing import load_price_table
+from agent_benchmarks.records.schema import Manifest, PredictionRow, Scores, Task, ToolCall, Usage
 from agent_benchmarks.runner.engine import AttemptRunner, execute
 from agent_benchmarks.runner.executor import LocalPool
 from agent_benchmarks.runner.launch import merge_learned
 from agent_benchmarks.runner.plan import AttemptKey, plan_attempts
 from agent_benchmarks.runner.progress import Figures, RunProgress, clock, eta, progress_line
 from agent_benchmarks.runner.session import TaskSession
+from agent_benchmarks.webbench.grade import main as webbench_grade_main
+from agent_benchmarks.webbench.run import native as webbench_main
 from tests.support import ASSISTANTBENCH_ROWS, write_jsonl
 from tests.unit.judge_fakes import FakeJudgeServer
 from tests.unit.judge_fakes import yes as judge_yes

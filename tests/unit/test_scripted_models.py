@@ -46,7 +46,7 @@ from agent_benchmarks.localweb.models import (
 )
 from agent_benchmarks.localweb.models.tokens import canonical_json
 from agent_benchmarks.localweb.models.wire import parse_request
-from agent_benchmarks.records import Usage
+from agent_benchmarks.records.schema import Usage
 from tests.fixtures import CLAUDE_CODE, LIGHTPANDA, captured_requests, read_json, read_jsonl
 
 # The recorded runs (a fixed list: a recording that goes missing fails, never vanishes).

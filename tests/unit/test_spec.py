@@ -10,16 +10,16 @@ from typing import Literal
 
 import pytest
 
-from agent_benchmarks.commands.args import add_options_args, options_values
-from agent_benchmarks.errors import InputError
+from agent_benchmarks.common.errors import InputError
 from agent_benchmarks.isolation.scratch import AttemptTempFolders
-from agent_benchmarks.records import Manifest, PredictionRow
+from agent_benchmarks.records.schema import Manifest, PredictionRow
+from agent_benchmarks.records.storage import PredictionsStream
 from agent_benchmarks.runner.engine import Lane, execute_lanes
 from agent_benchmarks.runner.executor import LocalPool
 from agent_benchmarks.runner.plan import AttemptKey
-from agent_benchmarks.spec import ExecutorSpec, Options, RunSpec, SelectionSpec, option
-from agent_benchmarks.storage import PredictionsStream
-from agent_benchmarks.suite import backend_kinds, get_backend, get_suite, suite_names
+from agent_benchmarks.spec.args import add_options_args, options_values
+from agent_benchmarks.spec.run_spec import ExecutorSpec, Options, RunSpec, SelectionSpec, option
+from agent_benchmarks.spec.suites import backend_kinds, get_backend, get_suite, suite_names
 
 
 class ExampleOptions(Options):

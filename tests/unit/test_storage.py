@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from agent_benchmarks.errors import InputError
-from agent_benchmarks.records import PredictionRow, ToolCall
-from agent_benchmarks.storage import (
+from agent_benchmarks.common.errors import InputError
+from agent_benchmarks.records.schema import PredictionRow, ToolCall
+from agent_benchmarks.records.storage import (
     PredictionsStream,
     PredictionsWriter,
     read_predictions,

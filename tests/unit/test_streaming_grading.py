@@ -18,7 +18,7 @@ from rich.console import Console
 
 from agent_benchmarks.assistantbench.grade import AssistantBenchGrader
 from agent_benchmarks.gaia.grade import GaiaGrader
-from agent_benchmarks.records import Scores
+from agent_benchmarks.records.schema import Scores
 from agent_benchmarks.scoring import scorecard
 from agent_benchmarks.scoring.scorecard import scores_json
 from tests.support import run_cli

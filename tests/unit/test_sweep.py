@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from agent_benchmarks.commands.run import parse_run
-from agent_benchmarks.errors import InputError
-from agent_benchmarks.records import Manifest, PredictionRow
-from agent_benchmarks.storage import PredictionsWriter
-from agent_benchmarks.sweep import load_sweep
+from agent_benchmarks.common.errors import InputError
+from agent_benchmarks.records.schema import Manifest, PredictionRow
+from agent_benchmarks.records.storage import PredictionsWriter
+from agent_benchmarks.runner.command import parse_run
+from agent_benchmarks.runner.sweep import load_sweep
 
 GRID = """
 name = "grid"

@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 
 from agent_benchmarks.__main__ import main
-from agent_benchmarks.datasets import load_dataset_bundled
-from agent_benchmarks.errors import InputError
-from agent_benchmarks.storage import read_predictions
-from agent_benchmarks.upstream import DENOMINATOR_NOTE, IMPORTED_SCORES_NAME, convert_row
+from agent_benchmarks.common.errors import InputError
+from agent_benchmarks.records.storage import read_predictions
+from agent_benchmarks.records.upstream import DENOMINATOR_NOTE, IMPORTED_SCORES_NAME, convert_row
+from agent_benchmarks.spec.datasets import load_dataset_bundled
 from agent_benchmarks.webbench import DATASET as WEBBENCH
 from tests.support import run_cli
 from tests.unit.judge_fakes import FakeJudgeServer, no, yes

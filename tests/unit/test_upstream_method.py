@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from agent_benchmarks import gaia
-from agent_benchmarks.answers import ExtractedAnswer, extract_plain_answer
 from agent_benchmarks.assistantbench import SUITE as ASSISTANTBENCH
 from agent_benchmarks.backends.base import AgentOutcome, PreparedTask
 from agent_benchmarks.backends.lightpanda import (
@@ -24,8 +23,13 @@ from agent_benchmarks.backends.lightpanda import (
 )
 from agent_benchmarks.isolation.process import ProcessResult, ProcessSpec
 from agent_benchmarks.localweb import SUITE as LOCALWEB
-from agent_benchmarks.pricing import load_price_table
-from agent_benchmarks.prompts import (
+from agent_benchmarks.records.pricing import load_price_table
+from agent_benchmarks.records.schema import Task, TaskInput, Usage
+from agent_benchmarks.runner.engine import AttemptRunner
+from agent_benchmarks.runner.plan import AttemptKey
+from agent_benchmarks.runner.session import TaskSession
+from agent_benchmarks.spec.answers import ExtractedAnswer, extract_plain_answer
+from agent_benchmarks.spec.prompts import (
     ANSWER_ONLY,
     PERSISTENCE,
     RESEARCH_ASSISTANT,
@@ -35,10 +39,6 @@ from agent_benchmarks.prompts import (
     default_prompt_name,
     prompt_variant,
 )
-from agent_benchmarks.records import Task, TaskInput, Usage
-from agent_benchmarks.runner.engine import AttemptRunner
-from agent_benchmarks.runner.plan import AttemptKey
-from agent_benchmarks.runner.session import TaskSession
 from agent_benchmarks.webbench import SUITE as WEBBENCH
 
 GAIA = gaia.SUITE

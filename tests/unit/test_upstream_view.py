@@ -20,7 +20,7 @@ from agent_benchmarks.gaia.grade import GaiaGrader
 from agent_benchmarks.gaia.official_scorer import question_scorer
 from agent_benchmarks.gaia.upstream_match import gaia_score
 from agent_benchmarks.localweb.grade import LocalwebGrader
-from agent_benchmarks.records import TaskScore, Usage
+from agent_benchmarks.records.schema import TaskScore, Usage
 from agent_benchmarks.scoring.upstream_view import UPSTREAM_LABEL, UpstreamGrade, upstream_view
 from agent_benchmarks.webbench.grade import WebBenchGrader
 

@@ -9,11 +9,11 @@ import re
 import pytest
 import yaml
 
-from agent_benchmarks.commands.args import web_of
-from agent_benchmarks.errors import InputError
+from agent_benchmarks.common.errors import InputError
 from agent_benchmarks.localweb.session import reenacted
-from agent_benchmarks.records import Manifest
+from agent_benchmarks.records.schema import Manifest
 from agent_benchmarks.scoring.scorecard import WebTotals
+from agent_benchmarks.spec.args import web_of
 from agent_benchmarks.web.service import MAX_LISTED_MISSES, RULES_FILE, web_details
 
 

@@ -15,7 +15,7 @@ import pytest
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from agent_benchmarks.errors import InputError
+from agent_benchmarks.common.errors import InputError
 from agent_benchmarks.web.archive import WaczArchive, WebArchive, open_archive
 
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from agent_benchmarks.errors import InputError
-from agent_benchmarks.records import DatasetSource, Manifest, PredictionRow, ToolCall
+from agent_benchmarks.common.errors import InputError
+from agent_benchmarks.records.schema import DatasetSource, Manifest, PredictionRow, ToolCall
+from agent_benchmarks.records.storage import PredictionsWriter
 from agent_benchmarks.scoring import scorecard
 from agent_benchmarks.scoring.llm_judge import CACHE_FILE_NAME, STRICT, UPSTREAM, JudgeConfig
 from agent_benchmarks.scoring.llm_judge.upstream_prompt import EMPTY_ANSWER, SYSTEM_PROMPT
-from agent_benchmarks.storage import PredictionsWriter
 from agent_benchmarks.webbench.grade import WebBenchGrader
 from tests.support import run_cli
 from tests.unit.judge_fakes import FakeJudgeServer, Reply, no, yes

@@ -15,7 +15,8 @@ from typing import Any
 
 from agent_benchmarks.assistantbench.official_scorer import evaluate
 from agent_benchmarks.assistantbench.upstream_match import UPSTREAM_LAYOUT, assistantbench_score
-from agent_benchmarks.records import PredictionRow, TaskScore
+from agent_benchmarks.records.schema import PredictionRow, TaskScore
+from agent_benchmarks.scoring.command import grade_main
 from agent_benchmarks.scoring.scorecard import Grade, mean
 
 STRICT_THRESHOLD = 0.5
@@ -70,3 +71,7 @@ class AssistantBenchGrader:
 def make_grader(options: object, predictions: Path) -> AssistantBenchGrader:
     """The suite's grader (it takes no options)."""
     return AssistantBenchGrader()
+
+
+# The suite's -grade console script (pyproject.toml's [project.scripts]).
+main = grade_main("assistantbench")

@@ -57,7 +57,6 @@ from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict
 
-from agent_benchmarks.attachments import message_attachments
 from agent_benchmarks.backends.base import (
     AgentOutcome,
     BackendDef,
@@ -78,17 +77,18 @@ from agent_benchmarks.backends.web_routing import (
     AGENT_BROWSER_WEB_ROUTING,
     agent_browser_web_env,
 )
-from agent_benchmarks.environ import current as current_environment
-from agent_benchmarks.errors import InputError
+from agent_benchmarks.common.environ import current as current_environment
+from agent_benchmarks.common.errors import InputError
+from agent_benchmarks.common.redact import redact_text
 from agent_benchmarks.isolation.process import ProcessResult, ProcessSpec
 from agent_benchmarks.isolation.resources import AGENT, CHROMIUM_RULES, ENGINE, RoleRule
-from agent_benchmarks.prompts import RESEARCH_ANSWER_ONLY, SuitePrompt
-from agent_benchmarks.provenance import utc_stamp
-from agent_benchmarks.records import ToolCall, Usage
-from agent_benchmarks.redact import redact_text
+from agent_benchmarks.records.schema import ToolCall, Usage
 from agent_benchmarks.search import SEARCH_SETTINGS
-from agent_benchmarks.spec import Options, RunSpec, option
-from agent_benchmarks.suite import SuiteDef
+from agent_benchmarks.spec.attachments import message_attachments
+from agent_benchmarks.spec.prompts import RESEARCH_ANSWER_ONLY, SuitePrompt
+from agent_benchmarks.spec.provenance import utc_stamp
+from agent_benchmarks.spec.run_spec import Options, RunSpec, option
+from agent_benchmarks.spec.suites import SuiteDef
 
 # The roles of an attempt's processes: Chromium or Lightpanda (serving CDP) is the engine;
 # agent-browser (the chat loop, the commands it runs and their daemon) is the agent; the

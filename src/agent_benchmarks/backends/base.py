@@ -3,7 +3,7 @@
 A backend turns a prepared task into a command (:meth:`Backend.command`) and turns what
 that process left behind into an :class:`AgentOutcome` (:meth:`Backend.outcome`). It
 never sees the gold answer: it receives a :class:`PreparedTask` built from a
-:class:`~agent_benchmarks.records.TaskInput`. The run engine owns everything else:
+:class:`~agent_benchmarks.records.schema.TaskInput`. The run engine owns everything else:
 process groups, timeouts, rows, resume, progress.
 """
 
@@ -16,16 +16,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from agent_benchmarks.attachments import message_attachments
-from agent_benchmarks.records import Status, TaskInput, ToolCall, Usage
-from agent_benchmarks.spec import Options, RunSpec
+from agent_benchmarks.records.schema import Status, TaskInput, ToolCall, Usage
+from agent_benchmarks.spec.attachments import message_attachments
+from agent_benchmarks.spec.run_spec import Options, RunSpec
 from agent_benchmarks.web.service import AttemptWeb
 
 if TYPE_CHECKING:  # annotations only: a backend's module imports what it runs with
     from agent_benchmarks.episode.faults import EpisodeFault
     from agent_benchmarks.isolation.process import ProcessResult, ProcessSpec
-    from agent_benchmarks.prompts import SuitePrompt
-    from agent_benchmarks.suite import SuiteDef
+    from agent_benchmarks.spec.prompts import SuitePrompt
+    from agent_benchmarks.spec.suites import SuiteDef
 
 
 @dataclass(frozen=True)

@@ -63,13 +63,13 @@ from agent_benchmarks.backends.mcp_servers import (
     web_search_server,
 )
 from agent_benchmarks.backends.programs import node_binary, program_version
-from agent_benchmarks.environ import current as current_environment
-from agent_benchmarks.errors import InputError
+from agent_benchmarks.common.environ import current as current_environment
+from agent_benchmarks.common.errors import InputError
+from agent_benchmarks.common.redact import add_secret, secrets_in_json
 from agent_benchmarks.isolation.process import ProcessResult, ProcessSpec
 from agent_benchmarks.isolation.resources import AGENT, RoleRule
-from agent_benchmarks.pricing import PriceTable, load_price_table
-from agent_benchmarks.records import ToolCall
-from agent_benchmarks.redact import add_secret, secrets_in_json
+from agent_benchmarks.records.pricing import PriceTable, load_price_table
+from agent_benchmarks.records.schema import ToolCall
 from agent_benchmarks.search import (
     BASE_URL_ENV,
     DEFAULT_SEARCH,

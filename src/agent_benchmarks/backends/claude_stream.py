@@ -65,7 +65,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agent_benchmarks.backends.base import json_records
-from agent_benchmarks.records import ToolCall, Usage
+from agent_benchmarks.records.schema import ToolCall, Usage
 
 # Claude Code's own lookup of deferred tool definitions: it reaches no page, so it does not
 # take the agent outside the browser under test.

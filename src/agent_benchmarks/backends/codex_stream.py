@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_benchmarks.backends.base import json_records
-from agent_benchmarks.records import ToolCall, Usage
+from agent_benchmarks.records.schema import ToolCall, Usage
 
 OUTPUT_CHARS = 8_000  # a tool's text kept in the trace, as the other backends keep it
 _UNSUPPORTED = re.compile(r"unsupported call: (\S+)")

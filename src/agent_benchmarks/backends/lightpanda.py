@@ -29,13 +29,11 @@ from agent_benchmarks.backends.base import (
 )
 from agent_benchmarks.backends.lightpanda_trace import parse_usage_line, read_trace, strip_ansi
 from agent_benchmarks.backends.web_routing import LIGHTPANDA_WEB_ROUTING, lightpanda_web_args
-from agent_benchmarks.datasets import sha256_file
-from agent_benchmarks.environ import current as current_environment
-from agent_benchmarks.errors import InputError
+from agent_benchmarks.common.environ import current as current_environment
+from agent_benchmarks.common.errors import InputError
 from agent_benchmarks.isolation.process import ProcessResult, ProcessSpec
 from agent_benchmarks.isolation.resources import AGENT, ENGINE, RoleRule
-from agent_benchmarks.provenance import default_run_dir
-from agent_benchmarks.records import ToolCall
+from agent_benchmarks.records.schema import ToolCall
 from agent_benchmarks.search import (
     BASE_URL_ENV,
     CREDITS_PER_DEPTH,
@@ -46,7 +44,9 @@ from agent_benchmarks.search import (
     key_problem,
     summarise_calls,
 )
-from agent_benchmarks.spec import Options, option
+from agent_benchmarks.spec.datasets import sha256_file
+from agent_benchmarks.spec.provenance import default_run_dir
+from agent_benchmarks.spec.run_spec import Options, option
 
 NAME = "lightpanda-native"
 # One process is the whole stack: its resource figures are one role, and say so.

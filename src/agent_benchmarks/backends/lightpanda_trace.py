@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_benchmarks.backends.base import json_records
-from agent_benchmarks.records import ToolCall, Usage
+from agent_benchmarks.records.schema import ToolCall, Usage
 
 # CSI sequences (colours, cursor moves) and the two-byte escapes; the agent only colours.
 _ANSI_RE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|[@-Z\\-_])")

@@ -11,7 +11,7 @@ from typing import Any
 
 from agent_benchmarks.backends.mcp_servers import SERVERS
 from agent_benchmarks.search import KEY_ENV, SEARCH_SETTINGS
-from agent_benchmarks.spec import Options, option
+from agent_benchmarks.spec.run_spec import Options, option
 
 SURFACES = ("upstream", "strict")
 DEFAULT_SURFACE = "upstream"

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 from agent_benchmarks.backends.base import Backend, BackendDef, BuildRequest
 from agent_benchmarks.backends.mcp_options import McpOptions
 from agent_benchmarks.backends.mcp_servers import SERVER_NAME, McpServerDef
-from agent_benchmarks.provenance import default_run_dir
 from agent_benchmarks.search import MCP_TOOL_NAME
+from agent_benchmarks.spec.provenance import default_run_dir
 
 if TYPE_CHECKING:
     from agent_benchmarks.backends.claude_mcp import McpSettings

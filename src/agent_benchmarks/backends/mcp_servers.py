@@ -50,8 +50,8 @@ from agent_benchmarks.backends.web_routing import (
     browser_use_web_env,
     lightpanda_web_args,
 )
+from agent_benchmarks.common.errors import InputError
 from agent_benchmarks.episode.faults import relayed
-from agent_benchmarks.errors import InputError
 from agent_benchmarks.isolation.resources import CHROMIUM_RULES, ENGINE, MCP_SERVER, RoleRule
 from agent_benchmarks.search import (
     BASE_URL_ENV,

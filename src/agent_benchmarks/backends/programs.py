@@ -10,8 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agent_benchmarks.datasets import sha256_file
-from agent_benchmarks.errors import InputError
+from agent_benchmarks.common.errors import InputError
+from agent_benchmarks.spec.datasets import sha256_file
 
 REPO = Path(__file__).resolve().parents[3]
 NODE_BIN = REPO / "node_modules" / ".bin"

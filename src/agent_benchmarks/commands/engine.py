@@ -14,8 +14,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from agent_benchmarks.commands.args import non_negative_int, positive_float, positive_int
-from agent_benchmarks.errors import InputError
+from agent_benchmarks.common.errors import InputError
+from agent_benchmarks.spec.args import non_negative_int, positive_float, positive_int
 
 _USAGE = (
     "usage: agent-benchmarks engine {run,report,list} ...\n\n"

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from agent_benchmarks.commands.args import entry, positive_int
-from agent_benchmarks.errors import InputError
+from agent_benchmarks.common.errors import InputError
+from agent_benchmarks.records.storage import write_json_atomic
 from agent_benchmarks.report import fmt, tables
 from agent_benchmarks.report.audit import audit_run
 from agent_benchmarks.report.compare import DEFAULT_WEIGHTS, compare_runs, parse_weights
@@ -32,7 +32,7 @@ from agent_benchmarks.report.schema import (
 )
 from agent_benchmarks.report.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
 from agent_benchmarks.report.terminal import print_table
-from agent_benchmarks.storage import write_json_atomic
+from agent_benchmarks.spec.args import entry, positive_int
 
 
 def _write(path: Path, text: str | Iterable[str]) -> None:

@@ -1,6 +1,6 @@
 """``agent-benchmarks sweep FILE``: a grid of runs through one executor, then compared.
 
-Every cell of the sweep file (:mod:`agent_benchmarks.sweep`) is an ordinary run command
+Every cell of the sweep file (:mod:`agent_benchmarks.runner.sweep`) is an ordinary run command
 line with its own run folder. Cells already done are skipped; cells started are resumed.
 Every cell still to run is prepared first (backend, keys, programs, tasks, grader), so a
 cell that cannot start is named before any runs; then all their attempts go through one
@@ -19,10 +19,9 @@ from pathlib import Path
 
 from rich.console import Console
 
-from agent_benchmarks.commands.args import entry
-from agent_benchmarks.commands.run import parse_run
-from agent_benchmarks.errors import InputError
+from agent_benchmarks.common.errors import InputError
 from agent_benchmarks.runner.claim import lock_folder
+from agent_benchmarks.runner.command import parse_run
 from agent_benchmarks.runner.engine import Lane, execute_lanes
 from agent_benchmarks.runner.launch import (
     PreparedRun,
@@ -34,8 +33,9 @@ from agent_benchmarks.runner.launch import (
     prepare,
     release,
 )
-from agent_benchmarks.spec import ExecutorSpec
-from agent_benchmarks.sweep import Cell, Sweep, load_sweep
+from agent_benchmarks.runner.sweep import Cell, Sweep, load_sweep
+from agent_benchmarks.spec.args import entry
+from agent_benchmarks.spec.run_spec import ExecutorSpec
 
 
 def _prepare_cells(sweep: Sweep, cells: Sequence[Cell]) -> list[PreparedRun]:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from agent_benchmarks.errors import InputError
+from agent_benchmarks.common.errors import InputError
 from agent_benchmarks.report.terminal import print_table
 from agent_benchmarks.view.publish import default_out, make_server, summaries, write_site
 from agent_benchmarks.view.site import runs_table

@@ -38,6 +38,8 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from agent_benchmarks.backends.lightpanda import bundled_binary, check_binary
+from agent_benchmarks.common.errors import InputError
+from agent_benchmarks.common.redact import redact_argv
 from agent_benchmarks.enginebench import configs as configurations
 from agent_benchmarks.enginebench import executions, mcp_client, measure
 from agent_benchmarks.enginebench.configs import Configuration
@@ -45,14 +47,12 @@ from agent_benchmarks.enginebench.executions import Context, Held, Outcome
 from agent_benchmarks.enginebench.meta import meta_record
 from agent_benchmarks.enginebench.raw import MODES
 from agent_benchmarks.enginebench.tasks import EngineTask, resolve_tasks
-from agent_benchmarks.errors import InputError
 from agent_benchmarks.isolation.scratch import temp_root, temp_root_warning
 from agent_benchmarks.localweb.session import RECORDED_SITE_PORT, reenacted
 from agent_benchmarks.localweb.site import Faults, LocalSite
 from agent_benchmarks.localweb.tasks import site_record
-from agent_benchmarks.provenance import utc_now, utc_stamp
-from agent_benchmarks.redact import redact_argv
 from agent_benchmarks.runner.claim import FolderLock, claim_new_folder, lock_folder
+from agent_benchmarks.spec.provenance import utc_now, utc_stamp
 from agent_benchmarks.web.archive import open_archive
 from agent_benchmarks.web.service import WebProxy, web_details
 

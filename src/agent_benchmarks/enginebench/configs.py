@@ -19,9 +19,9 @@ import fnmatch
 import re
 from dataclasses import dataclass
 
+from agent_benchmarks.common.errors import InputError
 from agent_benchmarks.enginebench.engines import CHROMIUM, LIGHTPANDA
 from agent_benchmarks.enginebench.mcp_client import MCP_ENGINES
-from agent_benchmarks.errors import InputError
 
 PANDASCRIPT = "pandascript"
 CDP_DRIVERS = ("puppeteer", "playwright", "playwright-py")

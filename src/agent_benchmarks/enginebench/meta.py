@@ -18,14 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from agent_benchmarks.backends.programs import REPO, program_version
-from agent_benchmarks.datasets import sha256_file
 from agent_benchmarks.enginebench import programs
 from agent_benchmarks.enginebench.configs import Configuration
 from agent_benchmarks.enginebench.engines import chromium_path
 from agent_benchmarks.enginebench.mcp_client import McpStack
 from agent_benchmarks.enginebench.measure import measuring_method
 from agent_benchmarks.enginebench.tasks import EngineTask
-from agent_benchmarks.provenance import git_state, utc_now
+from agent_benchmarks.spec.datasets import sha256_file
+from agent_benchmarks.spec.provenance import git_state, utc_now
 
 SCHEMA = "agent-benchmarks/engine-raw/1"
 NPM_DRIVERS = ("puppeteer-core", "playwright-core")

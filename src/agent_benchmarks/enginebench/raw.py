@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_benchmarks.errors import InputError
+from agent_benchmarks.common.errors import InputError
 
 MODES = ("cold", "warm")
 

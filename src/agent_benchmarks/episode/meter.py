@@ -34,6 +34,7 @@ from typing import Any, Self
 
 import httpx
 
+from agent_benchmarks.common.loopback import LoopbackHandler, LoopbackServer
 from agent_benchmarks.episode.budget import Budget
 from agent_benchmarks.episode.wire import (
     adjust_request,
@@ -42,9 +43,8 @@ from agent_benchmarks.episode.wire import (
     protocol_of,
     read_reply,
 )
-from agent_benchmarks.loopback import LoopbackHandler, LoopbackServer
-from agent_benchmarks.pricing import PriceTable
-from agent_benchmarks.records import Usage
+from agent_benchmarks.records.pricing import PriceTable
+from agent_benchmarks.records.schema import Usage
 
 LOG_NAME = "model-meter.jsonl"
 # Headers that belong to one connection, not to the message (RFC 9110 7.6.1), and those the

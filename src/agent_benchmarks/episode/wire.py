@@ -8,7 +8,7 @@ exchange, and nothing else:
 - how many tool calls the request's history holds (the calls the agent has made so far:
   a request carries the whole conversation, so the count survives a retried request);
 - how many tool calls the reply asks for, and by which names;
-- the tokens the reply was billed (in :class:`~agent_benchmarks.records.Usage`'s
+- the tokens the reply was billed (in :class:`~agent_benchmarks.records.schema.Usage`'s
   convention: input without cache reads and writes) and the model that answered.
 
 A body this module cannot read is reported as such (``readable`` False), never guessed.
@@ -20,7 +20,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agent_benchmarks.records import Usage
+from agent_benchmarks.records.schema import Usage
 
 Protocol = Literal["anthropic", "openai_responses", "openai_chat"]
 

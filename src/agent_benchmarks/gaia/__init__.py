@@ -1,65 +1,10 @@
-"""GAIA (gaia-benchmark/GAIA): Level 1 validation by default, official exact-match scorer."""
+"""GAIA (gaia-benchmark/GAIA): Level 1 validation by default, official exact-match scorer.
 
-from __future__ import annotations
+The suite's registration: what a run is lives in :mod:`.run`, its grading in :mod:`.grade`.
+"""
 
-from typing import Any
-
-from agent_benchmarks.datasets import DatasetSpec, RowContext, find_attachment
-from agent_benchmarks.prompts import HUB_ANSWER_SOURCES, RESEARCH_ASSISTANT, SuitePrompt
-from agent_benchmarks.records import Task
-from agent_benchmarks.suite import SuiteDef
-
-GATED_HELP = (
-    "GAIA is gated on the Hugging Face Hub: accept its terms on the dataset page "
-    "(huggingface.co/datasets/gaia-benchmark/GAIA), create a read token "
-    "(huggingface.co/settings/tokens) and export HF_TOKEN=... or run `hf auth login`; "
-    "or pass --dataset-file with a local copy"
-)
-
-
-def hub_table(split: str, config: str | None) -> str:
-    """The parquet file the dataset card maps (config, split) to."""
-    config = config or "2023_level1"
-    if config == "2023_all":
-        return f"2023/{split}/metadata.parquet"
-    level = config.removeprefix("2023_")
-    if level not in ("level1", "level2", "level3"):
-        raise ValueError(f"unknown GAIA config {config!r}")
-    return f"2023/{split}/metadata.{level}.parquet"
-
-
-def to_task(row: dict[str, Any], ctx: RowContext) -> Task:
-    file_name = (row.get("file_name") or "").strip() or None
-    attachment = (
-        find_attachment(ctx, file_name, row.get("file_path") or None) if file_name else None
-    )
-    gold = row["Final answer"]
-    # The test split hides its answers behind "?": no gold rather than a wrong one.
-    gold = None if gold is None or (ctx.split == "test" and str(gold).strip() == "?") else gold
-    return Task(
-        suite="gaia",
-        id=str(row["task_id"]),
-        question=str(row["Question"]),
-        gold=None if gold is None else str(gold),
-        level=int(row["Level"]),
-        file_name=file_name,
-        attachment_path=attachment,
-    )
-
-
-DATASET = DatasetSpec(
-    suite="gaia",
-    hub_repo="gaia-benchmark/GAIA",
-    splits=("validation", "test"),
-    default_split="validation",
-    default_config="2023_level1",
-    required_columns=("task_id", "Question", "Level", "Final answer", "file_name"),
-    hub_table=hub_table,
-    hub_extra_patterns=lambda split: [f"2023/{split}/*"],
-    to_task=to_task,
-    gated=True,
-    gated_help=GATED_HELP,
-)
+from agent_benchmarks.gaia.run import ANSWER_SOURCES, DATASET, PROMPT
+from agent_benchmarks.spec.suites import SuiteDef
 
 SUITE = SuiteDef(
     name="gaia",
@@ -67,7 +12,7 @@ SUITE = SuiteDef(
     dataset=DATASET,
     grader="agent_benchmarks.gaia.grade:make_grader",
     selection_flags=("level", "skip_attachments"),
-    prompt=SuitePrompt(system=RESEARCH_ASSISTANT, answer="envelope"),
-    answer_sources=(*HUB_ANSWER_SOURCES, "*gaia-benchmark*", "*gaia_benchmark*"),
+    prompt=PROMPT,
+    answer_sources=ANSWER_SOURCES,
     retry_empty_once=True,
 )

@@ -9,7 +9,8 @@ from typing import Any
 
 from agent_benchmarks.gaia.official_scorer import question_scorer
 from agent_benchmarks.gaia.upstream_match import UPSTREAM_LAYOUT, gaia_score
-from agent_benchmarks.records import PredictionRow, TaskScore
+from agent_benchmarks.records.schema import PredictionRow, TaskScore
+from agent_benchmarks.scoring.command import grade_main
 from agent_benchmarks.scoring.scorecard import Grade
 
 
@@ -41,3 +42,7 @@ class GaiaGrader:
 def make_grader(options: object, predictions: Path) -> GaiaGrader:
     """The suite's grader (it takes no options)."""
     return GaiaGrader()
+
+
+# The suite's -grade console script (pyproject.toml's [project.scripts]).
+main = grade_main("gaia")

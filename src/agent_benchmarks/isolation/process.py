@@ -45,7 +45,7 @@ from typing import Any
 
 from agent_benchmarks.isolation.resources import ResourceSampler, RoleRule, proc_stat
 from agent_benchmarks.isolation.scratch import temp_root
-from agent_benchmarks.records import ResourceUse
+from agent_benchmarks.records.schema import ResourceUse
 
 MARKER_ENV = "AGENT_BENCHMARKS_ATTEMPT"
 

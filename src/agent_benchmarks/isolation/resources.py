@@ -53,7 +53,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_benchmarks.records import Machine, ResourceUse, RoleUse
+from agent_benchmarks.records.schema import Machine, ResourceUse, RoleUse
 
 # Chromium under any of its names (and Debian's /usr/bin/chromium, a shell script that
 # execs it), its crash handler, and Lightpanda serving CDP to another program: the engine.
@@ -373,7 +373,7 @@ class ResourceSampler:
 
 @functools.cache
 def this_machine() -> Machine:
-    """This machine's record (:class:`~agent_benchmarks.records.Machine`)."""
+    """This machine's record (:class:`~agent_benchmarks.records.schema.Machine`)."""
     import psutil
 
     model = ""

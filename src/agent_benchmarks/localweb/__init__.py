@@ -1,31 +1,23 @@
-"""Offline "localweb" suite: a deterministic local shop + docs site and its tasks."""
+"""Offline "localweb" suite: a deterministic local shop + docs site and its tasks.
 
-from agent_benchmarks.datasets import LoadedDataset
-from agent_benchmarks.prompts import LOCAL_SITE_ASSISTANT, SuitePrompt
-from agent_benchmarks.records import DatasetSource
-from agent_benchmarks.suite import SuiteDef
+The suite's registration: what a run is lives in :mod:`.run` and :mod:`.session`, its
+grading in :mod:`.grade`.
+"""
 
-
-def _bundled() -> LoadedDataset:
-    from agent_benchmarks.localweb.tasks import as_tasks, contracts_digest
-
-    source = DatasetSource(
-        kind="bundled", path="agent_benchmarks.localweb.tasks", sha256=contracts_digest()
-    )
-    return LoadedDataset(tasks=as_tasks(), source=source, split="bundled")
-
+from agent_benchmarks.localweb.run import PROMPT, bundled_tasks
+from agent_benchmarks.spec.suites import SuiteDef
 
 SUITE = SuiteDef(
     name="localweb",
     title="localweb",
     dataset=None,
-    bundled=_bundled,
+    bundled=bundled_tasks,
     grader="agent_benchmarks.localweb.grade:make_grader",
     session="agent_benchmarks.localweb.session:localweb_session",
     options="agent_benchmarks.localweb.session:FaultOptions",
     scripted_model="scripted-oracle",
     serve="agent_benchmarks.localweb.session:serve",
     check="agent_benchmarks.localweb.session:check_run",
-    prompt=SuitePrompt(system=LOCAL_SITE_ASSISTANT, answer="raw"),
+    prompt=PROMPT,
     default_timeout_s=120.0,
 )

@@ -16,9 +16,10 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from agent_benchmarks.errors import InputError
+from agent_benchmarks.common.errors import InputError
 from agent_benchmarks.localweb.tasks import TASKS_BY_ID, contracts_digest
-from agent_benchmarks.records import PredictionRow, Scores, TaskScore
+from agent_benchmarks.records.schema import PredictionRow, Scores, TaskScore
+from agent_benchmarks.scoring.command import grade_main
 from agent_benchmarks.scoring.contracts import AnswerContains, AnswerIs, SiteRecord
 from agent_benchmarks.scoring.scorecard import Grade
 
@@ -96,3 +97,7 @@ class LocalwebGrader:
 def make_grader(options: object, predictions: Path) -> LocalwebGrader:
     """The suite's grader (it takes no options)."""
     return LocalwebGrader()
+
+
+# The suite's -grade console script (pyproject.toml's [project.scripts]).
+main = grade_main("localweb")

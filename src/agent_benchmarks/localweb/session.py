@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from agent_benchmarks.backends.base import AgentOutcome, Backend, PreparedTask
+from agent_benchmarks.common.errors import InputError
+from agent_benchmarks.common.redact import add_secret
 from agent_benchmarks.episode.faults import (
     CONNECTION_DROP,
     KINDS,
@@ -30,7 +32,6 @@ from agent_benchmarks.episode.faults import (
     FaultPlan,
     Trigger,
 )
-from agent_benchmarks.errors import InputError
 from agent_benchmarks.localweb import SUITE
 from agent_benchmarks.localweb.models import API_KEY, ScriptedModelServer
 from agent_benchmarks.localweb.oracle import (
@@ -42,12 +43,11 @@ from agent_benchmarks.localweb.oracle import (
 )
 from agent_benchmarks.localweb.site import Faults, LocalSite, data, serve_forever
 from agent_benchmarks.localweb.tasks import CREDENTIALS, PASSWORD_SLOT, site_record
-from agent_benchmarks.records import Fetched, Mode, Task
-from agent_benchmarks.redact import add_secret
+from agent_benchmarks.records.schema import Fetched, Mode, Task
 from agent_benchmarks.runner.plan import AttemptKey
 from agent_benchmarks.runner.session import TaskSession, read_system_prompt
-from agent_benchmarks.spec import Options, RunSpec, option
-from agent_benchmarks.suite import SuiteDef
+from agent_benchmarks.spec.run_spec import Options, RunSpec, option
+from agent_benchmarks.spec.suites import SuiteDef
 
 # The site's port under --web record|replay: fixed, since the archive is keyed by URL.
 RECORDED_SITE_PORT = 8931

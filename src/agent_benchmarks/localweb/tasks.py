@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 
 from agent_benchmarks.localweb.site import LocalSite, data
-from agent_benchmarks.records import Task
+from agent_benchmarks.records.schema import Task
 from agent_benchmarks.scoring.contracts import (
     AnswerContains,
     AnswerIs,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from agent_benchmarks.records import PredictionRow, TaskScore, ToolCall
+from agent_benchmarks.records.schema import PredictionRow, TaskScore, ToolCall
 from agent_benchmarks.report import fmt
 
 MAX_ARG_CHARS = 300

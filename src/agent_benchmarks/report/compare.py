@@ -34,9 +34,8 @@ from dataclasses import dataclass, field
 from itertools import combinations
 
 from agent_benchmarks import __version__
-from agent_benchmarks.errors import InputError
-from agent_benchmarks.provenance import utc_now
-from agent_benchmarks.records import TaskScore
+from agent_benchmarks.common.errors import InputError
+from agent_benchmarks.records.schema import TaskScore
 from agent_benchmarks.report import stats
 from agent_benchmarks.report.audit import audit_run
 from agent_benchmarks.report.eligibility import (
@@ -71,6 +70,7 @@ from agent_benchmarks.report.schema import (
     Winner,
 )
 from agent_benchmarks.report.stacks import stack_of
+from agent_benchmarks.spec.provenance import utc_now
 
 COMPONENTS = ("success", "tokens", "duration", "tool_calls")
 DEFAULT_WEIGHTS = {"success": 0.50, "tokens": 0.25, "duration": 0.15, "tool_calls": 0.10}

@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from agent_benchmarks.records import PredictionRow, TaskScore
+from agent_benchmarks.records.schema import PredictionRow, TaskScore
 from agent_benchmarks.report import charts, fmt, tables
 from agent_benchmarks.report.load import LoadedRun
 from agent_benchmarks.report.schema import ComparisonReport, SuiteComparison, TaskCell

@@ -28,9 +28,9 @@ from fnmatch import fnmatchcase
 from functools import cache
 from typing import Any
 
-from agent_benchmarks.records import PredictionRow
+from agent_benchmarks.records.schema import PredictionRow
 from agent_benchmarks.report.schema import LeakHit
-from agent_benchmarks.suite import get_suite, suite_names
+from agent_benchmarks.spec.suites import get_suite, suite_names
 
 LOCAL_CACHE_PATTERNS = (
     "*/.cache/huggingface/*",

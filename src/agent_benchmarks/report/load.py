@@ -12,7 +12,7 @@ A folder written by upstream's harness (lightpanda-io/agent-benchmarks) loads to
 are converted as they are read (never rewritten), its manifest is kept as it was
 (``upstream_manifest``), and the run is marked ``imported_from``, which keeps it out of
 headline claims. Upstream's own scores.json is never read nor overwritten: ours sits
-beside it (:func:`agent_benchmarks.upstream.scores_path`).
+beside it (:func:`agent_benchmarks.records.upstream.scores_path`).
 
 A run is read in one score view (:func:`in_view`): the official scorers' grades, or the
 upstream-comparable view's (scores.json's ``upstream_view``), whose entries are the rows in
@@ -32,9 +32,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 from rich.console import Console
 
-from agent_benchmarks import upstream
-from agent_benchmarks.errors import InputError
-from agent_benchmarks.records import Manifest, PredictionRow, Scores, TaskScore
+from agent_benchmarks.common.errors import InputError
+from agent_benchmarks.records import upstream
+from agent_benchmarks.records.schema import Manifest, PredictionRow, Scores, TaskScore
+from agent_benchmarks.records.storage import PredictionsStream, current_task_id
 from agent_benchmarks.report.rows import RowSummary, summarise_row
 from agent_benchmarks.report.schema import ScoreView
 from agent_benchmarks.scoring.graders import free_grader
@@ -47,7 +48,6 @@ from agent_benchmarks.scoring.scorecard import (
     import_warning,
     read_manifest,
 )
-from agent_benchmarks.storage import PredictionsStream, current_task_id
 
 RUN_FILES = ("predictions.jsonl", "manifest.json", "scores.json", upstream.IMPORTED_SCORES_NAME)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agent_benchmarks.errors import InputError
+from agent_benchmarks.common.errors import InputError
 from agent_benchmarks.report import fmt, tables
 from agent_benchmarks.report.schema import ComparisonReport, SuiteComparison
 

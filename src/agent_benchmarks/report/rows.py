@@ -14,11 +14,11 @@ from array import array
 from dataclasses import dataclass, field
 
 from agent_benchmarks.episode.progress import progress_signal
-from agent_benchmarks.records import ResourceUse, Status
+from agent_benchmarks.records.schema import ResourceUse, Status
+from agent_benchmarks.records.storage import RowRead
 from agent_benchmarks.report.leaks import mirror_patterns, row_hits
 from agent_benchmarks.report.schema import LeakHit
 from agent_benchmarks.scoring.scorecard import failed_with_answer
-from agent_benchmarks.storage import RowRead
 
 
 def _tool_name(name: str) -> str:
@@ -40,7 +40,7 @@ class ToolTally:
 
 @dataclass(slots=True, frozen=True)
 class RowResources:
-    """What reports read of a row's :class:`~agent_benchmarks.records.ResourceUse`."""
+    """What reports read of a row's :class:`~agent_benchmarks.records.schema.ResourceUse`."""
 
     peak_bytes: int | None
     pss_peak_bytes: int | None
@@ -76,7 +76,7 @@ def row_resources(use: ResourceUse | None) -> RowResources | None:
 
 @dataclass(slots=True, frozen=True)
 class RowUsage:
-    """What reports read of a row's :class:`~agent_benchmarks.records.Usage`, by the same
+    """What reports read of a row's :class:`~agent_benchmarks.records.schema.Usage`, by the same
     names (a pydantic Usage kept per row costs about ten times as much)."""
 
     total_tokens: int

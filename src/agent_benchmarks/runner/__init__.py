@@ -2,7 +2,7 @@
 
 The pieces, from the outside in:
 
-* :mod:`.launch`: a run from its :class:`~agent_benchmarks.spec.RunSpec`: checks, run
+* :mod:`.launch`: a run from its :class:`~agent_benchmarks.spec.run_spec.RunSpec`: checks, run
   folder, manifest, ``--resume``, grading at the end (:func:`prepare`, :func:`launch`);
 * :mod:`.session`: a suite's side of an attempt: prompt, attachments, answer extraction
   (:class:`TaskSession`);

@@ -25,13 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from agent_benchmarks.backends.base import REPLY_TOKENS_HOW
-from agent_benchmarks.errors import InputError
+from agent_benchmarks.common.errors import InputError
 from agent_benchmarks.isolation.process import memory_cap_method
 from agent_benchmarks.isolation.resources import measurement, this_machine
-from agent_benchmarks.records import Machine, Manifest, PredictionRow
+from agent_benchmarks.records.schema import Machine, Manifest, PredictionRow
+from agent_benchmarks.records.storage import PredictionsStream
 from agent_benchmarks.scoring.scorecard import read_manifest
-from agent_benchmarks.spec import RunSpec
-from agent_benchmarks.storage import PredictionsStream
+from agent_benchmarks.spec.run_spec import RunSpec
 
 # What the rows say of the browser's fetching, and where it comes from.
 FETCHED_HOW = (

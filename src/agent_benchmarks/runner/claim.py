@@ -21,9 +21,9 @@ import time
 import weakref
 from pathlib import Path
 
-from agent_benchmarks.errors import InputError
-from agent_benchmarks.provenance import utc_now
-from agent_benchmarks.redact import redact_argv
+from agent_benchmarks.common.errors import InputError
+from agent_benchmarks.common.redact import redact_argv
+from agent_benchmarks.spec.provenance import utc_now
 
 LOCK_NAME = ".run.lock"
 HOLDER_WAIT_S = 2.0

@@ -33,6 +33,7 @@ from typing import Any
 from rich.console import Console
 
 from agent_benchmarks.backends.base import AgentOutcome, Backend, PreparedTask, with_reply_sizes
+from agent_benchmarks.common.redact import redact_text
 from agent_benchmarks.episode.meter import MeteredAttempt, ModelMeter
 from agent_benchmarks.episode.progress import progress_signal
 from agent_benchmarks.isolation.process import (
@@ -48,14 +49,20 @@ from agent_benchmarks.isolation.scratch import (
     run_tmpdir_prefix,
     sweep_attempt_tmpdirs,
 )
-from agent_benchmarks.pricing import PriceTable
-from agent_benchmarks.records import Fetched, PredictionRow, ResourceUse, Status, Task, ToolCall
-from agent_benchmarks.redact import redact_text
+from agent_benchmarks.records.pricing import PriceTable
+from agent_benchmarks.records.schema import (
+    Fetched,
+    PredictionRow,
+    ResourceUse,
+    Status,
+    Task,
+    ToolCall,
+)
+from agent_benchmarks.records.storage import PredictionsWriter
 from agent_benchmarks.runner.executor import Executor, ProcessLauncher
 from agent_benchmarks.runner.plan import INJECTED_FAULT, AttemptKey
 from agent_benchmarks.runner.progress import RunProgress
 from agent_benchmarks.runner.session import TaskSession
-from agent_benchmarks.storage import PredictionsWriter
 from agent_benchmarks.web.service import (
     AttemptWeb,
     ProxyFailed,

@@ -26,7 +26,7 @@ from agent_benchmarks.isolation.process import (
     Slots,
     run_process,
 )
-from agent_benchmarks.records import PredictionRow
+from agent_benchmarks.records.schema import PredictionRow
 from agent_benchmarks.runner.plan import AttemptKey
 
 # Runs one attempt's agent process to its end (the event: kill it now).

@@ -25,25 +25,16 @@ from typing import Any
 from rich.console import Console
 
 from agent_benchmarks.backends.base import Backend, BackendDef, BuildRequest
-from agent_benchmarks.datasets import (
-    LoadedDataset,
-    Selection,
-    load_dataset_bundled,
-    load_tasks,
-    select_tasks,
-    sha256_file,
-)
+from agent_benchmarks.common.errors import InputError
+from agent_benchmarks.common.redact import redact_argv
 from agent_benchmarks.episode.budget import Budget, budget_record
 from agent_benchmarks.episode.meter import ModelMeter
-from agent_benchmarks.errors import InputError
 from agent_benchmarks.isolation.process import memory_cap_method
 from agent_benchmarks.isolation.resources import this_machine
 from agent_benchmarks.isolation.scratch import run_key, temp_root_warning
-from agent_benchmarks.pricing import PriceTable, load_price_table
-from agent_benchmarks.prompts import PROMPT_NAMES, STANDARD, default_prompt_name, prompt_variant
-from agent_benchmarks.provenance import build_manifest, git_state, utc_now
-from agent_benchmarks.records import Manifest, Mode, RunSession, Scores, Task
-from agent_benchmarks.redact import redact_argv
+from agent_benchmarks.records.pricing import PriceTable, load_price_table
+from agent_benchmarks.records.schema import Manifest, Mode, RunSession, Scores, Task
+from agent_benchmarks.records.storage import PredictionsStream, current_task_id, write_json_atomic
 from agent_benchmarks.runner.autosize import PoolSizing, resources_manifest
 from agent_benchmarks.runner.claim import FolderLock, claim_new_folder, lock_folder
 from agent_benchmarks.runner.engine import AttemptRunner, RunOutcome
@@ -57,16 +48,30 @@ from agent_benchmarks.runner.session import (
 )
 from agent_benchmarks.scoring.graders import make_grader
 from agent_benchmarks.scoring.scorecard import Grader, grade_and_report, read_manifest
-from agent_benchmarks.spec import (
+from agent_benchmarks.spec.datasets import (
+    LoadedDataset,
+    Selection,
+    load_dataset_bundled,
+    load_tasks,
+    select_tasks,
+    sha256_file,
+)
+from agent_benchmarks.spec.prompts import (
+    PROMPT_NAMES,
+    STANDARD,
+    default_prompt_name,
+    prompt_variant,
+)
+from agent_benchmarks.spec.provenance import build_manifest, git_state, utc_now
+from agent_benchmarks.spec.run_spec import (
     DEFAULT_RESOURCE_SAMPLE_MS,
     RUN_FIELDS,
     Options,
     RunSpec,
 )
-from agent_benchmarks.storage import PredictionsStream, current_task_id, write_json_atomic
-from agent_benchmarks.suite import (
+from agent_benchmarks.spec.suites import (
     SuiteDef,
-    get_backend,
+    backend_def,
     grading_options,
     load_ref,
     suite_def,
@@ -91,13 +96,6 @@ SELECTION_FIELDS = (
     "sample_seed",
     "skip_attachments",
 )
-
-
-def backend_def(kind: str) -> BackendDef:
-    try:
-        return get_backend(kind)
-    except KeyError:
-        raise InputError(f"no backend {kind!r} is registered") from None
 
 
 def load_selected(suite: SuiteDef, spec: RunSpec) -> tuple[LoadedDataset, list[Task]]:

@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from agent_benchmarks.records import INFRA_STATUSES, PredictionRow
+from agent_benchmarks.records.schema import INFRA_STATUSES, PredictionRow
 
 # An error the run's own injected fault caused (runner/engine.py): settled, not retried.
 INJECTED_FAULT = "injected_fault"

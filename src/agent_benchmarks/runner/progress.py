@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.progress import Progress, ProgressColumn, Task
 from rich.text import Text
 
-from agent_benchmarks.records import PredictionRow
+from agent_benchmarks.records.schema import PredictionRow
 
 MIN_BAR, MAX_BAR = 10, 40
 BAR_DONE, BAR_TODO = "━", "─"

@@ -41,7 +41,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from agent_benchmarks.errors import InputError
+from agent_benchmarks.common.errors import InputError
 from agent_benchmarks.isolation.process import MARKER_ENV, ProcessResult, ProcessSpec, Slot, reap
 from agent_benchmarks.isolation.scratch import temp_root
 from agent_benchmarks.runner.executor import LocalPool, ProcessLauncher

@@ -23,7 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from agent_benchmarks.errors import InputError
+from agent_benchmarks.common.errors import InputError
 from agent_benchmarks.isolation.process import ProcessResult, ProcessSpec, reap, run_process
 
 # How often a node's attempt looks for Ray's cancel while its process runs.

@@ -16,15 +16,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from agent_benchmarks.answers import extract_answer, extract_plain_answer
-from agent_benchmarks.attachments import prepare_attachment
 from agent_benchmarks.backends.base import AgentOutcome, Backend, PreparedTask
-from agent_benchmarks.errors import InputError
-from agent_benchmarks.prompts import STANDARD, SuitePrompt, prompt_variant
-from agent_benchmarks.records import Fetched, Mode, Task
+from agent_benchmarks.common.errors import InputError
+from agent_benchmarks.records.schema import Fetched, Mode, Task
 from agent_benchmarks.runner.plan import AttemptKey
-from agent_benchmarks.spec import RunSpec
-from agent_benchmarks.suite import SuiteDef
+from agent_benchmarks.spec.answers import extract_answer, extract_plain_answer
+from agent_benchmarks.spec.attachments import prepare_attachment
+from agent_benchmarks.spec.prompts import STANDARD, SuitePrompt, prompt_variant
+from agent_benchmarks.spec.run_spec import RunSpec
+from agent_benchmarks.spec.suites import SuiteDef
 
 # (suite, spec, mode, scripted model, backend) -> a context manager yielding the run's
 # session; a suite with run-scoped services (localweb) starts them in it.

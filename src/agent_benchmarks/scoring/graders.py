@@ -1,4 +1,4 @@
-"""The suites' graders, found through the registry (:mod:`agent_benchmarks.suite`): nothing
+"""The suites' graders, found through the registry (:mod:`agent_benchmarks.spec.suites`): nothing
 here or in the reports names a suite."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_benchmarks.scoring.scorecard import Grader
-from agent_benchmarks.suite import SuiteDef, get_suite, grading_options, load_ref
+from agent_benchmarks.spec.suites import SuiteDef, get_suite, grading_options, load_ref
 
 
 def make_grader(suite: SuiteDef, values: dict[str, Any], predictions: Path) -> Grader:

@@ -43,10 +43,9 @@ from pydantic_core import to_json
 from rich.console import Console
 from rich.table import Table
 
-from agent_benchmarks import upstream
-from agent_benchmarks.datasets import sha256_file
-from agent_benchmarks.errors import InputError
-from agent_benchmarks.records import (
+from agent_benchmarks.common.errors import InputError
+from agent_benchmarks.records import upstream
+from agent_benchmarks.records.schema import (
     INFRA_STATUSES,
     FailedWithAnswer,
     Manifest,
@@ -56,13 +55,14 @@ from agent_benchmarks.records import (
     Usage,
     UsageSummary,
 )
-from agent_benchmarks.scoring.upstream_view import UpstreamGrade, UpstreamLayout, upstream_view
-from agent_benchmarks.storage import (
+from agent_benchmarks.records.storage import (
     PredictionsFile,
     PredictionsStream,
     current_task_id,
     write_json_atomic,
 )
+from agent_benchmarks.scoring.upstream_view import UpstreamGrade, UpstreamLayout, upstream_view
+from agent_benchmarks.spec.datasets import sha256_file
 
 
 @dataclass(slots=True)

@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from agent_benchmarks.records import INFRA_STATUSES, TaskScore
+from agent_benchmarks.records.schema import INFRA_STATUSES, TaskScore
 
 UPSTREAM_LABEL = "upstream-comparable view"
 UPSTREAM_NOTE = (

@@ -32,7 +32,7 @@ from pydantic import Field
 from tavily import TavilyClient
 from tavily import errors as tavily_errors
 
-from agent_benchmarks.redact import add_secret, redact_text
+from agent_benchmarks.common.redact import add_secret, redact_text
 from agent_benchmarks.search import (
     BASE_URL_ENV,
     BLOCK_ENV,

@@ -33,11 +33,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from agent_benchmarks.errors import InputError
-from agent_benchmarks.records import PredictionRow, TaskScore
+from agent_benchmarks.common.errors import InputError
+from agent_benchmarks.records.schema import PredictionRow, TaskScore
+from agent_benchmarks.records.storage import PredictionsStream
 from agent_benchmarks.report.load import LoadedRun
 from agent_benchmarks.report.stacks import stack_of
-from agent_benchmarks.storage import PredictionsStream
 from agent_benchmarks.view.runs import summarise
 
 STATUS = {

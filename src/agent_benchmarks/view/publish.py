@@ -21,7 +21,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from agent_benchmarks.errors import InputError
+from agent_benchmarks.common.errors import InputError
 from agent_benchmarks.view.runs import RUN_MARKERS, RunSummary, find_runs, summarise
 from agent_benchmarks.view.site import index_page, run_href, run_pages
 

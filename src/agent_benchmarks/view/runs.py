@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from agent_benchmarks.errors import InputError
-from agent_benchmarks.records import Manifest, TaskScore
+from agent_benchmarks.common.errors import InputError
+from agent_benchmarks.records.schema import Manifest, TaskScore
 from agent_benchmarks.report.compare import cost_summary, token_summary
 from agent_benchmarks.report.load import LoadedRun, load_run
 from agent_benchmarks.report.schema import CostSummary, Stack, TokenSummary

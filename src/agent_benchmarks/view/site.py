@@ -24,12 +24,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from agent_benchmarks.records import PredictionRow, TaskScore
+from agent_benchmarks.records.schema import PredictionRow, TaskScore
+from agent_benchmarks.records.storage import PredictionsStream
 from agent_benchmarks.report import fmt
 from agent_benchmarks.report.rows import RowSummary
 from agent_benchmarks.report.tables import Column, Table
 from agent_benchmarks.report.templating import stream
-from agent_benchmarks.storage import PredictionsStream
 from agent_benchmarks.view.runs import RunSummary
 
 Page = Callable[[], Iterator[str]]

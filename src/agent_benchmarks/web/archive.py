@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal
 
-from agent_benchmarks.errors import InputError
+from agent_benchmarks.common.errors import InputError
 
 COLLECTION = "web"
 CA_NAME = "agent-benchmarks-ca"

@@ -53,7 +53,7 @@ from pywb.warcserver.http import DefaultAdapters, PywbHttpAdapter  # noqa: E402
 from urllib3.util.retry import Retry  # noqa: E402
 from wsgiprox.wsgiprox import WSGIProxMiddleware  # noqa: E402
 
-from agent_benchmarks.redact import redact_text  # noqa: E402
+from agent_benchmarks.common.redact import redact_text  # noqa: E402
 from agent_benchmarks.web.archive import CA_NAME, COLLECTION, WebArchive  # noqa: E402
 from agent_benchmarks.web.service import RULES_FILE  # noqa: E402
 

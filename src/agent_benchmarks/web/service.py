@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from agent_benchmarks.records import Fetched
+from agent_benchmarks.records.schema import Fetched
 from agent_benchmarks.web.archive import WaczArchive, WebArchive
 
 # What the manifest says did the proxying, the recording and the replay matching.

@@ -23,8 +23,9 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-from agent_benchmarks.errors import InputError
-from agent_benchmarks.records import PredictionRow, TaskScore
+from agent_benchmarks.common.errors import InputError
+from agent_benchmarks.records.schema import PredictionRow, TaskScore
+from agent_benchmarks.scoring.command import grade_main
 from agent_benchmarks.scoring.llm_judge import (
     CACHE_FILE_NAME,
     DEFAULT_PROTOCOL,
@@ -42,7 +43,7 @@ from agent_benchmarks.scoring.llm_judge import (
 from agent_benchmarks.scoring.llm_judge.upstream_prompt import has_unshown_outputs
 from agent_benchmarks.scoring.scorecard import Grade
 from agent_benchmarks.scoring.upstream_view import Graded, UpstreamLayout
-from agent_benchmarks.spec import Options, option
+from agent_benchmarks.spec.run_spec import Options, option
 
 # The official WebBench grader's verdicts that upstream's judge would count as invalid: a
 # reply it cannot read, and (upstream retries nothing) a judge call that failed.
@@ -249,3 +250,7 @@ def judge_config(options: JudgeOptions) -> JudgeConfig:
 
 def make_grader(options: JudgeOptions, predictions: Path) -> WebBenchGrader:
     return WebBenchGrader(judge_config(options), predictions.parent / CACHE_FILE_NAME)
+
+
+# The suite's -grade console script (pyproject.toml's [project.scripts]).
+main = grade_main("webbench")

@@ -50,9 +50,9 @@ from urllib.parse import quote, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent_benchmarks.common.loopback import LoopbackHandler, LoopbackServer
 from agent_benchmarks.localweb.serving import BackgroundHTTPServer
-from agent_benchmarks.loopback import LoopbackHandler, LoopbackServer
-from agent_benchmarks.records import Usage
+from agent_benchmarks.records.schema import Usage
 
 from .conversation import Action, Conversation, FinalAnswer, ToolUse, WireProtocol
 from .faults import Fault, FaultKind, FaultPlan, FaultRule

@@ -14,7 +14,7 @@ test can check the harness's parsed usage against the server's own ledger. The r
 * ``output = ceil(chars(reply text + each call's arguments JSON) / chars_per_token)``, the
   arguments JSON being the exact string sent (compact, keys in the policy's order).
 
-The ledger uses the neutral convention of :class:`agent_benchmarks.records.Usage`: ``input``
+The ledger uses the neutral convention of :class:`agent_benchmarks.records.schema.Usage`: ``input``
 excludes cache reads and writes. On the wire, Anthropic's ``input_tokens`` is that number;
 OpenAI's ``prompt_tokens`` (and Responses' ``input_tokens``) is the whole prompt, cached
 tokens included, with the cached part in ``*_tokens_details.cached_tokens``.
@@ -29,7 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from agent_benchmarks.records import Usage
+from agent_benchmarks.records.schema import Usage
 
 
 def canonical_json(value: Any) -> str:
@@ -117,7 +117,7 @@ class UsageLedger:
             return list(self._entries.get(task_id, []))
 
     def usage(self, task_id: str) -> Usage:
-        """Totals for the task as a :class:`~agent_benchmarks.records.Usage` record."""
+        """Totals for the task as a :class:`~agent_benchmarks.records.schema.Usage` record."""
         entries = self.entries(task_id)
         return Usage(
             input_tokens=sum(e.tokens.input_tokens for e in entries),

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_benchmarks.records import PredictionRow
+from agent_benchmarks.records.schema import PredictionRow
 from agent_benchmarks.scoring.llm_judge.cache import CacheKey, JudgeCache, cache_key
 from agent_benchmarks.scoring.llm_judge.models import JudgeConfig, JudgeResult
 from agent_benchmarks.scoring.llm_judge.prompt import sha256_text

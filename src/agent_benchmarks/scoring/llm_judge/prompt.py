@@ -47,7 +47,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from agent_benchmarks.records import PredictionRow, ToolCall
+from agent_benchmarks.records.schema import PredictionRow, ToolCall
 
 # The strict prompt's label from before there were two protocols, kept in its hash material
 # so that its prompt hash stays what earlier scores.json files recorded.

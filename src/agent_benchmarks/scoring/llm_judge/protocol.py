@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from agent_benchmarks.records import PredictionRow
+from agent_benchmarks.records.schema import PredictionRow
 from agent_benchmarks.scoring.llm_judge import prompt as strict_prompt
 from agent_benchmarks.scoring.llm_judge import upstream_prompt
 from agent_benchmarks.scoring.llm_judge.models import (

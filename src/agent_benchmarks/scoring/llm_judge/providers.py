@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from agent_benchmarks.redact import REDACTED, redact_text
+from agent_benchmarks.common.redact import REDACTED, redact_text
 from agent_benchmarks.scoring.llm_judge.models import JudgeConfig, JudgeConfigError, ProviderName
 from agent_benchmarks.scoring.llm_judge.protocol import CallSettings
 

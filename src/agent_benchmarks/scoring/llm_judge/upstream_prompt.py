@@ -41,7 +41,7 @@ import hashlib
 import json
 from typing import Any
 
-from agent_benchmarks.records import PredictionRow, ToolCall
+from agent_benchmarks.records.schema import PredictionRow, ToolCall
 from agent_benchmarks.scoring.llm_judge.prompt import ParsedVerdict
 
 MAX_SNAPSHOTS = 8

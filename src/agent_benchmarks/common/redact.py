@@ -16,7 +16,7 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from agent_benchmarks.environ import current as current_environment
+from agent_benchmarks.common.environ import current as current_environment
 
 REDACTED = "[REDACTED]"
 

@@ -1,5 +1,5 @@
 """``<suite>-run``, ``<suite>-mcp-run``, ``<suite>-ab-run``: a command line becomes a
-:class:`~agent_benchmarks.spec.RunSpec`, and the runner runs it.
+:class:`~agent_benchmarks.spec.run_spec.RunSpec`, and the runner runs it.
 
 The command's flags are the shared ones (:mod:`.args`), the suite's dataset and selection,
 and the fields of the backend's, the suite's and the grader's own options models.
@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agent_benchmarks.backends.base import BackendDef
-from agent_benchmarks.commands.args import (
+from agent_benchmarks.common.errors import InputError
+from agent_benchmarks.spec.args import (
     RESUME_OUT_DIR,
     Main,
     add_common_run_args,
@@ -27,11 +28,10 @@ from agent_benchmarks.commands.args import (
     typed_flags,
     web_of,
 )
-from agent_benchmarks.errors import InputError
-from agent_benchmarks.runner.launch import backend_def, launch
-from agent_benchmarks.spec import ExecutorSpec, RunSpec
-from agent_benchmarks.suite import (
+from agent_benchmarks.spec.run_spec import ExecutorSpec, RunSpec
+from agent_benchmarks.spec.suites import (
     SuiteDef,
+    backend_def,
     grading_options,
     load_ref,
     suite_def,
@@ -157,6 +157,10 @@ def run_main(suite_name: str, kind: str) -> Main:
         if suite.serve is not None and "--serve" in argv:
             return _serve(suite, argv)
         spec, prog = parse_run(suite_name, kind, argv)
+        # Imported on use: each suite's run module makes its scripts with run_main, and a
+        # suite's definition (read by every registry lookup) must not load the launcher.
+        from agent_benchmarks.runner.launch import launch
+
         return launch(spec, prog, argv)
 
     main.__name__ = f"{suite_name}_{kind}_run"

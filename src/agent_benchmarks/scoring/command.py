@@ -11,10 +11,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from agent_benchmarks.commands.args import Main, add_options_args, entry, options_values
 from agent_benchmarks.scoring.graders import make_grader
 from agent_benchmarks.scoring.scorecard import grade_and_report
-from agent_benchmarks.suite import grading_options, suite_def
+from agent_benchmarks.spec.args import Main, add_options_args, entry, options_values
+from agent_benchmarks.spec.suites import grading_options, suite_def
 
 
 def grade_main(suite_name: str) -> Main:

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import agent_benchmarks
-from agent_benchmarks.datasets import LoadedDataset
-from agent_benchmarks.records import Manifest, Mode
-from agent_benchmarks.redact import redact_argv
+from agent_benchmarks.common.redact import redact_argv
+from agent_benchmarks.records.schema import Manifest, Mode
+from agent_benchmarks.spec.datasets import LoadedDataset
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 

@@ -20,10 +20,10 @@ from functools import cache
 from importlib.metadata import entry_points
 from typing import Any
 
-from agent_benchmarks.datasets import DatasetSpec, LoadedDataset
-from agent_benchmarks.errors import InputError
-from agent_benchmarks.prompts import SuitePrompt
-from agent_benchmarks.spec import NoOptions, Options
+from agent_benchmarks.common.errors import InputError
+from agent_benchmarks.spec.datasets import DatasetSpec, LoadedDataset
+from agent_benchmarks.spec.prompts import SuitePrompt
+from agent_benchmarks.spec.run_spec import NoOptions, Options
 
 SUITES_GROUP = "agent_benchmarks.suites"
 BACKENDS_GROUP = "agent_benchmarks.backends"
@@ -109,6 +109,14 @@ def grading_options(suite: SuiteDef) -> type[Options]:
 def backend_kinds() -> tuple[str, ...]:
     """The registered backend families ("native", "mcp", "chat", ...), in name order."""
     return tuple(sorted(_registered(BACKENDS_GROUP)))
+
+
+def backend_def(kind: str) -> Any:
+    """:func:`get_backend`, an unknown kind being the user's input error."""
+    try:
+        return get_backend(kind)
+    except KeyError:
+        raise InputError(f"no backend {kind!r} is registered") from None
 
 
 def get_backend(kind: str) -> Any:

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agent_benchmarks.errors import InputError
-from agent_benchmarks.records import Usage
+from agent_benchmarks.common.errors import InputError
+from agent_benchmarks.records.schema import Usage
 
 PRICE_TABLE_VERSION = "2026-11-01"
 

@@ -28,7 +28,7 @@ from pydantic import (
 
 SCHEMA_VERSION = 1
 
-# A suite's registered name (agent_benchmarks.suite): any lowercase identifier, so that a
+# A suite's registered name (agent_benchmarks.spec.suites): any lowercase identifier, so that a
 # suite added later is one package and its entry point, not an edit here.
 Suite = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$")]
 # budget: the harness ended the attempt when it went past the run's budget (steps, tokens
@@ -305,7 +305,7 @@ class Manifest(_Record):
     mode: Mode
     settings: dict[str, Any] = Field(default_factory=dict)  # budgets, fault knobs, blocks...
     sessions: list[RunSession] = Field(default_factory=list)
-    # The run spec (agent_benchmarks.spec.RunSpec) the run started from, as built from its
+    # The run spec (agent_benchmarks.spec.run_spec.RunSpec) the run started from, as built from its
     # command line or sweep cell; None for runs from before it was stored.
     spec: dict[str, Any] | None = None
     # The machine its attempts ran on (the driver, on a cluster: its rows name each node's

@@ -56,9 +56,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from agent_benchmarks.errors import InputError
-from agent_benchmarks.storage import PredictionsStream, write_json_atomic
-from agent_benchmarks.suite import backend_kinds, get_backend, get_suite, suite_names
+from agent_benchmarks.common.errors import InputError
+from agent_benchmarks.records.storage import PredictionsStream, write_json_atomic
+from agent_benchmarks.spec.suites import backend_kinds, get_backend, get_suite, suite_names
 
 SWEEP_RECORD_VERSION = 1
 SCRIPTED = "scripted"

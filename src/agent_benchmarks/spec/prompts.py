@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from agent_benchmarks.records import TaskInput
+from agent_benchmarks.records.schema import TaskInput
 
 # "envelope": the last <ANSWER>...</ANSWER> is the prediction; "plain": the reply is the
 # answer (an envelope, if the model used one anyway, is still read); "raw": the reply as is.
@@ -28,13 +28,6 @@ Inside the envelope put only the answer, in the shortest form the question asks 
 number without units or thousands separators unless asked, a few words, or a \
 comma-separated list. No explanation inside the envelope. If you cannot find the answer, \
 give your best-supported guess in the envelope anyway."""
-
-WEB_TASK_ASSISTANT = """\
-You are a careful assistant with a web browser. You are given a starting website and a \
-task about it. Stay on that website: find the answer on its pages, not elsewhere. Read \
-what the pages say rather than guessing, and do not make anything up. When you are done, \
-reply with a grounded answer of one or two sentences that states the information the \
-task asked for, as found on the site."""
 
 # For agent-browser's own chat loop (``<suite>-ab-run``) on the suites above that ask for an
 # envelope: the loop's last reply is told apart by the harness, so it asks for the answer only.
@@ -107,11 +100,6 @@ Your reply is graded by exact match, so it must be the answer and nothing else: 
 introduction ("The answer is"), no explanation, no caveats, no citation, no markdown. \
 Numbers as bare digits (no thousands separators, no currency or units unless asked), names \
 exactly as written, lists as comma-separated items on one line."""
-
-LOCAL_SITE_ASSISTANT = """\
-You are a careful assistant with a web browser, working on a local test website. Do \
-exactly what the task asks on that site (read, click, fill in, submit), then reply with \
-only the answer, in exactly the format the task gives. No explanation."""
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agent_benchmarks.errors import InputError
+from agent_benchmarks.common.errors import InputError
 
 SPEC_VERSION = 1
 

@@ -4,7 +4,7 @@ Both paths go through the same code: the Hub path downloads a snapshot with
 ``huggingface_hub.snapshot_download`` (cached, revision recorded) and then reads the suite's
 table file from it exactly as ``--dataset-file`` reads a local copy, with ``datasets``. A
 suite declares what differs in a :class:`DatasetSpec`: the repository, which file holds a
-split, the columns it needs and how a row becomes a :class:`~agent_benchmarks.records.Task`.
+split, the columns it needs and how a row becomes a :class:`~agent_benchmarks.records.schema.Task`.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlparse
 
-from agent_benchmarks.errors import InputError
-from agent_benchmarks.records import DatasetSource, Task
+from agent_benchmarks.common.errors import InputError
+from agent_benchmarks.records.schema import DatasetSource, Task
 
 _FORMATS = {".jsonl": "json", ".json": "json", ".parquet": "parquet", ".csv": "csv"}
 # ``--sample-per-site all``: every task, no draw (what upstream does without the flag).
@@ -225,7 +225,7 @@ def _read_table_in_child(fmt: str, path: Path) -> bytes:
 # The exit status by which the child says the table cannot be read (its message on stderr).
 _UNREADABLE_TABLE = 3
 _READ_TABLE_CHILD = (
-    "import sys; from agent_benchmarks.datasets import _read_table_here; "
+    "import sys; from agent_benchmarks.spec.datasets import _read_table_here; "
     "_read_table_here(sys.argv[1], sys.argv[2])"
 )
 

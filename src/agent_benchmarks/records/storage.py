@@ -9,7 +9,7 @@ before appending after a crash, :func:`set_aside_torn_tail` moves the fragment t
 :class:`PredictionsStream` is the one reader of predictions files (:func:`read_predictions`
 gathers its rows in a list). It reads one line at a time, so memory does not grow with the
 file. It also reads rows written by upstream's harness, converting each as it is read
-(:mod:`agent_benchmarks.upstream`), and says how many it converted; the file itself is
+(:mod:`agent_benchmarks.records.upstream`), and says how many it converted; the file itself is
 never changed. Rows are read with today's task ids (:func:`current_task_id`), so a run's
 old rows and the rows a resume appends to them name a task the same way.
 """
@@ -26,9 +26,9 @@ from typing import IO, NamedTuple
 
 from pydantic import ValidationError
 
-from agent_benchmarks import upstream
-from agent_benchmarks.errors import InputError
-from agent_benchmarks.records import PredictionRow, Suite
+from agent_benchmarks.common.errors import InputError
+from agent_benchmarks.records import upstream
+from agent_benchmarks.records.schema import PredictionRow, Suite
 
 
 def current_task_id(suite: str, task_id: str) -> str:

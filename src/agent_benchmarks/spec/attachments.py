@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from agent_benchmarks.datasets import sha256_file
-from agent_benchmarks.errors import InputError
+from agent_benchmarks.common.errors import InputError
+from agent_benchmarks.spec.datasets import sha256_file
 
 # The office readers (python-docx, openpyxl with numpy, python-pptx) take about 40 MB and a
 # second to import: each is imported by the extractor that reads its format, so a run whose

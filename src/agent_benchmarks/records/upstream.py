@@ -11,12 +11,12 @@ kept a preview), ``usage`` (token counters) and ``stderr_tail``. Beside it sits 
 ``started_at``) and, when the run graded itself, upstream's own ``scores.json``.
 
 Such a row is recognised by its shape and converted, when read, into a
-:class:`~agent_benchmarks.records.PredictionRow`; the file is never rewritten. Every
+:class:`~agent_benchmarks.records.schema.PredictionRow`; the file is never rewritten. Every
 converted row says where it came from (``details["imported_from"] == "upstream"``), and
 :data:`NOT_RECORDED` says plainly what upstream did not record, so nothing here is guessed.
 
-This module depends on :mod:`agent_benchmarks.records` only; the reader
-(:func:`agent_benchmarks.storage.read_predictions`) calls it, and everything that reads
+This module depends on :mod:`agent_benchmarks.records.schema` only; the reader
+(:func:`agent_benchmarks.records.storage.read_predictions`) calls it, and everything that reads
 predictions goes through that reader.
 """
 
@@ -27,7 +27,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from agent_benchmarks.records import PredictionRow, Suite, ToolCall, Usage
+from agent_benchmarks.records.schema import PredictionRow, Suite, ToolCall, Usage
 
 UPSTREAM = "upstream"
 UPSTREAM_REPO = "lightpanda-io/agent-benchmarks"

@@ -1,7 +1,7 @@
-"""Flags: the one place a command line becomes a :class:`~agent_benchmarks.spec.RunSpec`.
+"""Flags: the one place a command line becomes a :class:`~agent_benchmarks.spec.run_spec.RunSpec`.
 
 The shared flags are declared here; a backend's, suite's or grader's own flags are made from
-the fields of its :class:`~agent_benchmarks.spec.Options` model (:func:`add_options_args`),
+the fields of its :class:`~agent_benchmarks.spec.run_spec.Options` model (:func:`add_options_args`),
 so each such field is declared once, by its module, and read back by the same name.
 """
 
@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from agent_benchmarks.errors import InputError
-from agent_benchmarks.spec import DEFAULT_RESOURCE_SAMPLE_MS, Options, SelectionSpec
+from agent_benchmarks.common.errors import InputError
+from agent_benchmarks.spec.run_spec import DEFAULT_RESOURCE_SAMPLE_MS, Options, SelectionSpec
 
 Main = Callable[[Sequence[str] | None], int]
 
@@ -397,7 +397,7 @@ def add_budget_args(parser: argparse.ArgumentParser) -> None:
 
 
 def add_common_run_args(parser: argparse.ArgumentParser) -> None:
-    from agent_benchmarks.prompts import PROMPT_NAMES
+    from agent_benchmarks.spec.prompts import PROMPT_NAMES
 
     group = parser.add_argument_group("what the agent is told, and grading")
     group.add_argument(

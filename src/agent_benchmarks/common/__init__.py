@@ -1,0 +1,1 @@
+"""What every layer shares: input errors, the environment, redaction, loopback addresses."""
