@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from tests.layout import PAGE, page_with, render
 from tests.support import REPO, run_cli
 
 # Two screens of a terminal: the README says what the project is and where to go next.
@@ -37,3 +38,10 @@ def test_the_readme_fits_two_screens_and_its_links_resolve() -> None:
     assert any(t.startswith("docs/") for t in targets)
     missing = [t for t in targets if "://" not in t and not (REPO / t).exists()]
     assert missing == []
+
+
+def test_the_layout_page_is_drawn_from_the_code_as_it_is() -> None:
+    # Redraw with `uv run python -m tests.layout` after adding, moving or redescribing a
+    # module: the page lists every package and module with its own docstring's summary.
+    assert PAGE.read_text() == page_with(render())
+    assert "- `gaia/`" in render() and "`run.py`" in render()

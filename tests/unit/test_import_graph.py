@@ -23,36 +23,12 @@ from pathlib import Path
 
 import pytest
 
-SRC = Path(__file__).resolve().parents[2] / "src"
-ROOT = "agent_benchmarks"
+from tests.layout import LAYERS as LAYOUT_LAYERS
+from tests.layout import ROOT, SRC
 
-# From the top down: what each layer holds, by the first name under agent_benchmarks (a
-# package, or a module at the package root placed by what it is).
-LAYERS: list[tuple[str, frozenset[str]]] = [
-    ("commands", frozenset({"commands", "__main__"})),
-    # The run browser renders what the reports load and compute.
-    ("reports", frozenset({"report", "view"})),
-    # The engine benchmark drives the stacks the suites' runs drive, on localweb's site
-    # and tasks, and claims its folder as a run does: above both, imported by commands.
-    ("engine benchmark", frozenset({"enginebench"})),
-    ("suites", frozenset({"gaia", "assistantbench", "webbench", "localweb"})),
-    # The runner holds the run command (runner.command) and sweeps, grids of runs.
-    ("runner", frozenset({"runner"})),
-    # The offline world the backends' agents are given: the recorded web, the search stand-in.
-    ("backends", frozenset({"backends", "web", "search"})),
-    # The harness's hand inside an episode (the model meter, faults), under the backends.
-    ("episode", frozenset({"episode"})),
-    # The shared scoring core and the grade command; each suite's grader is in its package.
-    ("scoring", frozenset({"scoring"})),
-    ("isolation", frozenset({"isolation"})),
-    # What a run is before it runs: the run spec and its flags, the suite registry,
-    # datasets, prompts, attachments, provenance.
-    ("run spec", frozenset({"spec"})),
-    # What a run writes and reads: rows, manifests, scores, the predictions file.
-    ("records", frozenset({"records"})),
-    # Errors, the environment, redaction, loopback addresses; the package's version.
-    ("common", frozenset({"common", "__init__"})),
-]
+# The layers, from the top down, are stated once, in tests/layout.py, which also draws
+# docs/layout.md from them.
+LAYERS: list[tuple[str, frozenset[str]]] = [(title, names) for title, names, _ in LAYOUT_LAYERS]
 SUITES = dict(LAYERS)["suites"]
 
 

@@ -1,7 +1,9 @@
-"""The run engine: attempts, executors, resume, progress.
+"""The run engine: attempts, executors, resume, progress; the run command; sweeps.
 
 The pieces, from the outside in:
 
+* :mod:`.command`: ``<suite>-run``, ``-mcp-run``, ``-ab-run``: a command line to a run spec;
+* :mod:`.sweep`: a sweep file's grid of runs;
 * :mod:`.launch`: a run from its :class:`~agent_benchmarks.spec.run_spec.RunSpec`: checks, run
   folder, manifest, ``--resume``, grading at the end (:func:`prepare`, :func:`launch`);
 * :mod:`.session`: a suite's side of an attempt: prompt, attachments, answer extraction

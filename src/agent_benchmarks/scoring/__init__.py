@@ -1,1 +1,3 @@
-"""Graders: official suite scorers, the LLM judge, and scores.json."""
+"""What several suites' grading shares: the scorecard (scores.json), the LLM judge, the
+contracts, the upstream-comparable summary, graders found through the registry, and the
+``<suite>-grade`` command. Each suite's own scorer is in its package."""

@@ -358,7 +358,7 @@ def load_dataset_bundled(spec: DatasetSpec, split: str, note: str | None = None)
     rows, columns = read_table(path)
     _require_columns(path, columns, spec.required_columns)
     tasks = _rows_to_tasks(spec, path, rows, RowContext(split=split, base_dirs=(path.parent,)))
-    package_root = Path(__file__).resolve().parent.parent
+    package_root = Path(__file__).resolve().parents[2]  # src/: the path reads agent_benchmarks/...
     source = DatasetSource(
         kind="bundled",
         hf_id=spec.hub_repo,

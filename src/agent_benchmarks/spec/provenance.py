@@ -14,7 +14,7 @@ from agent_benchmarks.common.redact import redact_argv
 from agent_benchmarks.records.schema import Manifest, Mode
 from agent_benchmarks.spec.datasets import LoadedDataset
 
-_PACKAGE_DIR = Path(__file__).resolve().parent
+_PACKAGE_DIR = Path(__file__).resolve().parents[1]  # agent_benchmarks/
 
 
 def utc_now() -> str:
