@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agent_benchmarks.assistantbench.official_scorer import evaluate
 from agent_benchmarks.assistantbench.upstream_match import UPSTREAM_LAYOUT, assistantbench_score
 from agent_benchmarks.records.schema import PredictionRow, TaskScore
 from agent_benchmarks.scoring.command import grade_main
@@ -37,6 +36,10 @@ class AssistantBenchGrader:
         }
 
     def grade(self, rows: Sequence[PredictionRow]) -> list[Grade]:
+        # Imported here: the official evaluator needs numpy, and this module is also the
+        # assistantbench-grade script, whose --help must load no heavy library.
+        from agent_benchmarks.assistantbench.official_scorer import evaluate
+
         grades = []
         for row in rows:
             # A row without an answer is "no answer" to the official code, not a crash.

@@ -11,8 +11,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from agent_benchmarks.backends.base import BackendDef
 from agent_benchmarks.common.errors import InputError
 from agent_benchmarks.spec.args import (
     RESUME_OUT_DIR,
@@ -29,6 +29,11 @@ from agent_benchmarks.spec.args import (
     web_of,
 )
 from agent_benchmarks.spec.run_spec import ExecutorSpec, RunSpec
+
+# For types only: a suite's run module makes its scripts from this module, and grading (which
+# imports the suite) must not load the backends' interface and the web it routes through.
+if TYPE_CHECKING:
+    from agent_benchmarks.backends.base import BackendDef
 from agent_benchmarks.spec.suites import (
     SuiteDef,
     backend_def,
