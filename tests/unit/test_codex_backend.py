@@ -7,6 +7,7 @@ import shutil
 import tomllib
 from pathlib import Path
 
+from agent_benchmarks.backends.attachments import GIVEN_TEXT
 from agent_benchmarks.backends.base import PreparedTask
 from agent_benchmarks.backends.codex_mcp import (
     CODEX_BUILT_INS,
@@ -19,9 +20,9 @@ from agent_benchmarks.backends.codex_mcp import (
 )
 from agent_benchmarks.backends.codex_stream import parse_events, unsupported_calls
 from agent_benchmarks.backends.mcp_servers import SERVERS
+from agent_benchmarks.gaia.attachments import prepare_attachment
 from agent_benchmarks.isolation.process import MARKER_ENV, ProcessResult
 from agent_benchmarks.records.schema import TaskInput
-from agent_benchmarks.spec.attachments import GIVEN_TEXT, prepare_attachment
 from tests.fixtures import FIXTURES, fixture
 
 RUN = FIXTURES / "codex" / "browse_and_refuse"

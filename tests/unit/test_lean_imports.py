@@ -89,9 +89,10 @@ def test_help_loads_only_its_own_backend_and_no_heavy_library(command: str) -> N
     assert own in backends
     # What the backends share: Lightpanda's binary checks and trace, the MCP stream parser,
     # the browser MCP servers (and the cli backend's shell names), the stacks' routing
-    # through a recorded web's proxy.
+    # through a recorded web's proxy, the attachments' agent side (the interface's).
     assert backends - {own} <= {
         "agent_benchmarks.backends.base",
+        "agent_benchmarks.backends.attachments",
         "agent_benchmarks.backends.mcp_servers",
         "agent_benchmarks.backends.mcp_options",
         "agent_benchmarks.backends.cli_shell",

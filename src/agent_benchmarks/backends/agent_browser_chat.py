@@ -57,6 +57,7 @@ from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict
 
+from agent_benchmarks.backends.attachments import message_attachments
 from agent_benchmarks.backends.base import (
     AgentOutcome,
     BackendDef,
@@ -84,7 +85,6 @@ from agent_benchmarks.isolation.process import ProcessResult, ProcessSpec
 from agent_benchmarks.isolation.resources import AGENT, CHROMIUM_RULES, ENGINE, RoleRule
 from agent_benchmarks.records.schema import ToolCall, Usage
 from agent_benchmarks.search import SEARCH_SETTINGS
-from agent_benchmarks.spec.attachments import message_attachments
 from agent_benchmarks.spec.prompts import RESEARCH_ANSWER_ONLY, SuitePrompt
 from agent_benchmarks.spec.provenance import utc_stamp
 from agent_benchmarks.spec.run_spec import Options, RunSpec, option

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from agent_benchmarks.backends.attachments import message_attachments
 from agent_benchmarks.records.schema import Status, TaskInput, ToolCall, Usage
-from agent_benchmarks.spec.attachments import message_attachments
 from agent_benchmarks.spec.run_spec import Options, RunSpec
 from agent_benchmarks.web.service import AttemptWeb
 

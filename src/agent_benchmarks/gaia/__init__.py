@@ -12,6 +12,7 @@ SUITE = SuiteDef(
     dataset=DATASET,
     grader="agent_benchmarks.gaia.grade:make_grader",
     selection_flags=("level", "skip_attachments"),
+    attachments="agent_benchmarks.gaia.attachments:prepare_attachment",
     prompt=PROMPT,
     answer_sources=ANSWER_SOURCES,
     retry_empty_once=True,

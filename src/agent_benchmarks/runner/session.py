@@ -21,10 +21,9 @@ from agent_benchmarks.common.errors import InputError
 from agent_benchmarks.records.schema import Fetched, Mode, Task
 from agent_benchmarks.runner.plan import AttemptKey
 from agent_benchmarks.spec.answers import extract_answer, extract_plain_answer
-from agent_benchmarks.spec.attachments import prepare_attachment
 from agent_benchmarks.spec.prompts import STANDARD, SuitePrompt, prompt_variant
 from agent_benchmarks.spec.run_spec import RunSpec
-from agent_benchmarks.spec.suites import SuiteDef
+from agent_benchmarks.spec.suites import SuiteDef, load_ref
 
 # (suite, spec, mode, scripted model, backend) -> a context manager yielding the run's
 # session; a suite with run-scoped services (localweb) starts them in it.
@@ -78,11 +77,19 @@ class TaskSession:
     def prepare(self, task: Task, key: AttemptKey, workdir: Path) -> PreparedTask:
         details: dict[str, Any] = {}
         attachments: list[Path] = []
-        if task.attachment_path is not None:
-            plan = prepare_attachment(task.attachment_path, workdir)
+        if task.attachment_path is not None and self.suite.attachments is not None:
+            plan = load_ref(self.suite.attachments)(task.attachment_path, workdir)
             details["attachments"] = [plan.model_dump(exclude_none=True)]
             if plan.attached_path is not None:
                 attachments.append(Path(plan.attached_path))
+        elif task.attachment_path is not None:
+            details["attachments"] = [
+                {
+                    "original": task.attachment_path.name,
+                    "action": "skipped",
+                    "note": f"the {self.suite.name} suite prepares no attachments",
+                }
+            ]
         elif task.file_name:
             details["attachments"] = [
                 {"original": task.file_name, "action": "skipped", "note": "file not found"}

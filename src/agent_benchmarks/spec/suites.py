@@ -60,6 +60,10 @@ class SuiteDef:
     scripted_model: str | None = None
     # "module:func" serving the suite's site alone (``<suite>-run --serve``), if it has one.
     serve: str | None = None
+    # "module:func" preparing a task's attached file for the agent (GAIA's office files to
+    # text): func(path, workdir) -> a pydantic plan (the row records its dump), whose
+    # ``attached_path`` is the file an agent is given, if any.
+    attachments: str | None = None
     # "module:func" refusing, before a run starts, what the suite cannot run on the built
     # backend: func(spec, backend) raises InputError (localweb: a fault the stack cannot take).
     check: str | None = None

@@ -13,17 +13,16 @@ import pytest
 from openpyxl.styles import PatternFill
 from pptx.util import Inches
 
-from agent_benchmarks.common.errors import InputError
-from agent_benchmarks.spec.attachments import (
+from agent_benchmarks.backends.attachments import (
     BINARY_LIMIT_BYTES,
     GIVEN_NAME,
     GIVEN_TEXT,
     GIVEN_TEXT_CUT,
     TEXT_LIMIT_BYTES,
-    AttachmentPlan,
     message_attachments,
-    prepare_attachment,
 )
+from agent_benchmarks.common.errors import InputError
+from agent_benchmarks.gaia.attachments import AttachmentPlan, prepare_attachment
 
 GREEN = "FF00FF00"
 
