@@ -262,166 +262,41 @@ def _set_difference(mine: set[str], theirs: set[str]) -> str:
     return "; ".join(parts)
 
 
+@dataclass
+class _Compared:
+    """What one row is compared on against every other row, worked out once per row."""
+
+    task_set: set[str]
+    contract: dict[str, Any]
+    budgets: dict[str, float | str | None]
+    web: WebSummary
+    machines: set[str]
+
+    @classmethod
+    def of(cls, run: LoadedRun) -> _Compared:
+        return cls(
+            task_set=set(run.task_ids),
+            contract=contract_of(run),
+            budgets=budgets_of(run),
+            web=web_of(run),
+            machines=machine_kinds(run),
+        )
+
+
 def assess(candidates: list[Candidate]) -> dict[str, Eligibility]:
     """Eligibility of every row against the others it is compared with."""
-    task_sets = {c.key: set(c.run.task_ids) for c in candidates}
-    contracts = {c.key: contract_of(c.run) for c in candidates}
-    budgets = {c.key: budgets_of(c.run) for c in candidates}
-    webs = {c.key: web_of(c.run) for c in candidates}
-    machines = {c.key: machine_kinds(c.run) for c in candidates}
+    compared = {c.key: _Compared.of(c.run) for c in candidates}
     result: dict[str, Eligibility] = {}
     for c in candidates:
-        reasons: list[Reason] = []
-        mode = c.run.manifest.mode if c.run.manifest else None
-        if c.run.imported_from:
-            reasons.append(
-                Reason(
-                    code="imported",
-                    message=f"imported from {c.run.imported_from}'s harness: no task list, "
-                    "dataset revision, program versions, budgets or mode recorded; shown for "
-                    "reference only",
-                )
-            )
-        if mode is None and not c.run.imported_from:  # "imported" already says it
-            reasons.append(Reason(code="mode", message="no manifest.json: mode unknown"))
-        elif mode is not None and mode not in HEADLINE_MODES:
-            reasons.append(
-                Reason(code="mode", message=f"mode {mode}: only live or recorded runs count")
-            )
+        mine = compared[c.key]
+        reasons = _provenance_reasons(c)
         for other in candidates:
-            if other.key == c.key:
-                continue
-            if task_sets[c.key] != task_sets[other.key]:
-                diff = _set_difference(task_sets[c.key], task_sets[other.key])
-                reasons.append(
-                    Reason(code="task_set", message=f"task set differs from {other.key}: {diff}")
-                )
-            mine, theirs = contracts[c.key], contracts[other.key]
-            if mine != theirs:
-                keys = sorted(
-                    k for k in mine.keys() | theirs.keys() if mine.get(k) != theirs.get(k)
-                )
-                reasons.append(
-                    Reason(
-                        code="contracts",
-                        message=f"contracts differ from {other.key}: {', '.join(keys)}",
-                    )
-                )
-            if None not in (c.stack.surface, other.stack.surface) and (
-                c.stack.surface != other.stack.surface
-            ):
-                reasons.append(
-                    Reason(
-                        code="surface",
-                        message=f"tool surface {c.stack.surface} vs {other.stack.surface} "
-                        f"for {other.key}",
-                    )
-                )
-            if c.stack.search != other.stack.search:
-                reasons.append(
-                    Reason(
-                        code="search",
-                        message=f"search {c.stack.search} vs {other.stack.search} for {other.key}",
-                    )
-                )
-            if not _same_web(webs[c.key], webs[other.key]):
-                reasons.append(
-                    Reason(
-                        code="web",
-                        message=f"web: {_web_named(webs[c.key])} vs "
-                        f"{_web_named(webs[other.key])} for {other.key}",
-                    )
-                )
-            if machines[c.key] and machines[other.key] and machines[c.key] != machines[other.key]:
-                reasons.append(
-                    Reason(
-                        code="machine",
-                        message=f"resource figures from another kind of machine than "
-                        f"{other.key}'s ({_machines_named(c.run)} vs "
-                        f"{_machines_named(other.run)}): not comparable",
-                    )
-                )
-            if budgets[c.key] != budgets[other.key]:
-                keys = [k for k in budgets[c.key] if budgets[c.key][k] != budgets[other.key][k]]
-                shown = ", ".join(
-                    f"{k} {budgets[c.key][k]} vs {budgets[other.key][k]}" for k in keys
-                )
-                reasons.append(
-                    Reason(
-                        code="budgets_differ", message=f"budgets differ from {other.key}: {shown}"
-                    )
-                )
-        if len(machines[c.key]) > 1:
-            reasons.append(
-                Reason(
-                    code="machine",
-                    message=f"its attempts ran on {len(machines[c.key])} kinds of machine: "
-                    "their resource figures are not comparable",
-                )
-            )
-        web = webs[c.key]
-        if web.mode == "replay" and (web.miss_rate is None or web.miss_rate > MAX_MISS_RATE):
-            shown = "unknown" if web.miss_rate is None else f"{web.miss_rate:.1%}"
-            reasons.append(
-                Reason(
-                    code="web_misses",
-                    message=f"replay miss rate {shown} ({web.n_misses} of {web.n_requests} "
-                    f"requests); at most {MAX_MISS_RATE:.0%}",
-                )
-            )
-        unpinned = _unpinned_programs(c)
-        if unpinned:
-            reasons.append(
-                Reason(
-                    code="programs_unpinned",
-                    message=f"no version recorded for: {', '.join(unpinned)}",
-                )
-            )
-        if c.is_llm:
-            problem = _model_problem(
-                c.stack.model, c.run.manifest.settings if c.run.manifest else {}
-            )
-            if problem:
-                reasons.append(Reason(code="model_unpinned", message=problem))
-            missing = [k for k, v in budgets[c.key].items() if v is None]
-            if missing:
-                reasons.append(
-                    Reason(
-                        code="budgets_unrecorded",
-                        message=f"budget(s) not recorded in the manifest: {', '.join(missing)}",
-                    )
-                )
-        if c.n_tasks < MIN_TASKS:
-            reasons.append(
-                Reason(
-                    code="too_few_tasks",
-                    message=f"{c.n_tasks} task(s); an aggregate claim needs at least {MIN_TASKS}",
-                )
-            )
-        if c.n_contaminated:
-            reasons.append(
-                Reason(
-                    code="contaminated",
-                    message=f"{c.n_contaminated} contaminated row(s): tools outside the browser",
-                )
-            )
-        if c.leak.hits:
-            reasons.append(
-                Reason(
-                    code="leak",
-                    message=f"leak audit: {len(c.leak.hits)} hit(s) in "
-                    f"{len(c.leak.flagged_tasks)} task(s), e.g. {c.leak.hits[0].value!r}",
-                )
-            )
-        per_task: list[Reason] = []
-        if c.min_attempts < MIN_ATTEMPTS_PER_TASK:
-            per_task.append(
-                Reason(
-                    code="too_few_attempts",
-                    message=f"{c.min_attempts} attempt(s) per task; a per-task chart needs at "
-                    f"least {MIN_ATTEMPTS_PER_TASK} (--repeat)",
-                )
-            )
+            if other.key != c.key:
+                reasons += _differences(c, mine, other, compared[other.key])
+        reasons += _measurement_reasons(mine)
+        reasons += _pinning_reasons(c, mine.budgets)
+        reasons += _evidence_reasons(c)
+        per_task = _per_task_reasons(c)
         result[c.key] = Eligibility(
             headline=not reasons,
             reasons=reasons,
@@ -429,3 +304,198 @@ def assess(candidates: list[Candidate]) -> dict[str, Eligibility]:
             per_task_reasons=per_task,
         )
     return result
+
+
+def _provenance_reasons(c: Candidate) -> list[Reason]:
+    """[imported] and [mode]: whether the run was made by this harness, for real."""
+    reasons: list[Reason] = []
+    mode = c.run.manifest.mode if c.run.manifest else None
+    if c.run.imported_from:
+        reasons.append(
+            Reason(
+                code="imported",
+                message=f"imported from {c.run.imported_from}'s harness: no task list, "
+                "dataset revision, program versions, budgets or mode recorded; shown for "
+                "reference only",
+            )
+        )
+    if mode is None and not c.run.imported_from:  # "imported" already says it
+        reasons.append(Reason(code="mode", message="no manifest.json: mode unknown"))
+    elif mode is not None and mode not in HEADLINE_MODES:
+        reasons.append(
+            Reason(code="mode", message=f"mode {mode}: only live or recorded runs count")
+        )
+    return reasons
+
+
+def _differences(
+    c: Candidate, mine: _Compared, other: Candidate, theirs: _Compared
+) -> list[Reason]:
+    """Every way row ``c`` is not answering the same question as ``other``."""
+    found = (
+        _task_set_difference(mine.task_set, theirs.task_set, other.key),
+        _contract_difference(mine.contract, theirs.contract, other.key),
+        _surface_difference(c.stack, other.stack, other.key),
+        _search_difference(c.stack, other.stack, other.key),
+        _web_difference(mine.web, theirs.web, other.key),
+        _machine_difference(c, mine.machines, other, theirs.machines),
+        _budget_difference(mine.budgets, theirs.budgets, other.key),
+    )
+    return [reason for reason in found if reason is not None]
+
+
+def _task_set_difference(mine: set[str], theirs: set[str], other_key: str) -> Reason | None:
+    if mine == theirs:
+        return None
+    diff = _set_difference(mine, theirs)
+    return Reason(code="task_set", message=f"task set differs from {other_key}: {diff}")
+
+
+def _contract_difference(
+    mine: dict[str, Any], theirs: dict[str, Any], other_key: str
+) -> Reason | None:
+    if mine == theirs:
+        return None
+    keys = sorted(k for k in mine.keys() | theirs.keys() if mine.get(k) != theirs.get(k))
+    return Reason(code="contracts", message=f"contracts differ from {other_key}: {', '.join(keys)}")
+
+
+def _surface_difference(mine: Stack, theirs: Stack, other_key: str) -> Reason | None:
+    # Only between rows that both record a surface (agent CLIs over MCP).
+    if None in (mine.surface, theirs.surface) or mine.surface == theirs.surface:
+        return None
+    return Reason(
+        code="surface",
+        message=f"tool surface {mine.surface} vs {theirs.surface} for {other_key}",
+    )
+
+
+def _search_difference(mine: Stack, theirs: Stack, other_key: str) -> Reason | None:
+    if mine.search == theirs.search:
+        return None
+    return Reason(code="search", message=f"search {mine.search} vs {theirs.search} for {other_key}")
+
+
+def _web_difference(mine: WebSummary, theirs: WebSummary, other_key: str) -> Reason | None:
+    if _same_web(mine, theirs):
+        return None
+    return Reason(
+        code="web",
+        message=f"web: {_web_named(mine)} vs {_web_named(theirs)} for {other_key}",
+    )
+
+
+def _machine_difference(
+    c: Candidate, mine: set[str], other: Candidate, theirs: set[str]
+) -> Reason | None:
+    # Only between rows that both record their machine (the module says why: [machine]).
+    if not mine or not theirs or mine == theirs:
+        return None
+    return Reason(
+        code="machine",
+        message=f"resource figures from another kind of machine than "
+        f"{other.key}'s ({_machines_named(c.run)} vs "
+        f"{_machines_named(other.run)}): not comparable",
+    )
+
+
+def _budget_difference(
+    mine: dict[str, float | str | None], theirs: dict[str, float | str | None], other_key: str
+) -> Reason | None:
+    if mine == theirs:
+        return None
+    shown = ", ".join(f"{k} {mine[k]} vs {theirs[k]}" for k in mine if mine[k] != theirs[k])
+    return Reason(code="budgets_differ", message=f"budgets differ from {other_key}: {shown}")
+
+
+def _measurement_reasons(mine: _Compared) -> list[Reason]:
+    """[machine] and [web_misses]: whether the row's own figures hold together."""
+    reasons: list[Reason] = []
+    if len(mine.machines) > 1:
+        reasons.append(
+            Reason(
+                code="machine",
+                message=f"its attempts ran on {len(mine.machines)} kinds of machine: "
+                "their resource figures are not comparable",
+            )
+        )
+    web = mine.web
+    if web.mode == "replay" and (web.miss_rate is None or web.miss_rate > MAX_MISS_RATE):
+        shown = "unknown" if web.miss_rate is None else f"{web.miss_rate:.1%}"
+        reasons.append(
+            Reason(
+                code="web_misses",
+                message=f"replay miss rate {shown} ({web.n_misses} of {web.n_requests} "
+                f"requests); at most {MAX_MISS_RATE:.0%}",
+            )
+        )
+    return reasons
+
+
+def _pinning_reasons(c: Candidate, budgets: dict[str, float | str | None]) -> list[Reason]:
+    """[programs_unpinned], [model_unpinned], [budgets_unrecorded]: whether the run can be
+    made again as it was."""
+    reasons: list[Reason] = []
+    unpinned = _unpinned_programs(c)
+    if unpinned:
+        reasons.append(
+            Reason(
+                code="programs_unpinned",
+                message=f"no version recorded for: {', '.join(unpinned)}",
+            )
+        )
+    if not c.is_llm:
+        return reasons
+    problem = _model_problem(c.stack.model, c.run.manifest.settings if c.run.manifest else {})
+    if problem:
+        reasons.append(Reason(code="model_unpinned", message=problem))
+    missing = [k for k, v in budgets.items() if v is None]
+    if missing:
+        reasons.append(
+            Reason(
+                code="budgets_unrecorded",
+                message=f"budget(s) not recorded in the manifest: {', '.join(missing)}",
+            )
+        )
+    return reasons
+
+
+def _evidence_reasons(c: Candidate) -> list[Reason]:
+    """[too_few_tasks], [contaminated], [leak]: whether the rows are evidence for a claim."""
+    reasons: list[Reason] = []
+    if c.n_tasks < MIN_TASKS:
+        reasons.append(
+            Reason(
+                code="too_few_tasks",
+                message=f"{c.n_tasks} task(s); an aggregate claim needs at least {MIN_TASKS}",
+            )
+        )
+    if c.n_contaminated:
+        reasons.append(
+            Reason(
+                code="contaminated",
+                message=f"{c.n_contaminated} contaminated row(s): tools outside the browser",
+            )
+        )
+    if c.leak.hits:
+        reasons.append(
+            Reason(
+                code="leak",
+                message=f"leak audit: {len(c.leak.hits)} hit(s) in "
+                f"{len(c.leak.flagged_tasks)} task(s), e.g. {c.leak.hits[0].value!r}",
+            )
+        )
+    return reasons
+
+
+def _per_task_reasons(c: Candidate) -> list[Reason]:
+    """[too_few_attempts]: what a per-task chart needs beyond a headline."""
+    if c.min_attempts >= MIN_ATTEMPTS_PER_TASK:
+        return []
+    return [
+        Reason(
+            code="too_few_attempts",
+            message=f"{c.min_attempts} attempt(s) per task; a per-task chart needs at "
+            f"least {MIN_ATTEMPTS_PER_TASK} (--repeat)",
+        )
+    ]

@@ -25,6 +25,7 @@ has no such suite).
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -155,7 +156,56 @@ def load_run(
     Without ``write_scores`` (the run browser, which may read a run still being written)
     a missing scores.json is graded in memory, as a stale one is, and nothing is written.
     """
-    run_dir = Path(path)
+    folder = _read_run_folder(Path(path))
+    grader = free_grader(folder.suite, folder.predictions)
+    scores, on_the_fly = _current_scores(folder, grader, console, write_scores)
+    if scores is None and grade:
+        raise InputError(
+            f"{folder.run_dir}: no current scores.json, and {folder.suite} is graded by an LLM "
+            f"judge that costs money and needs a judge model: grade it first "
+            f"({folder.regrade_hint})"
+        )
+    if view == "upstream" and scores is not None and scores.upstream_view is None:
+        scores = _graded_with_upstream_view(folder, grader)
+        on_the_fly = True
+    imported = folder.stream.imported
+    loaded_run = LoadedRun(
+        run_dir=folder.run_dir,
+        suite=folder.suite,
+        manifest=folder.manifest,
+        rows=folder.rows,
+        final=folder.final,
+        scores=scores,
+        graded_on_the_fly=on_the_fly,
+        warnings=folder.warnings,
+        imported_from=upstream.UPSTREAM if imported else None,
+        upstream_manifest=folder.upstream_manifest if imported else None,
+    )
+    return in_view(loaded_run, view)
+
+
+@dataclass
+class _RunFolder:
+    """What :func:`load_run` read of a run folder before it looks at its grades."""
+
+    run_dir: Path
+    predictions: Path
+    stream: PredictionsStream  # the pass that read the rows: its hash and provenance
+    suite: str
+    manifest: Manifest | None
+    provenance: dict[str, Any] | None  # an imported run's, for the grades' record
+    upstream_manifest: dict[str, Any] | None
+    rows: list[RowSummary]
+    final: list[RowSummary]
+    warnings: list[str]  # the loader's, in the order found; grading adds its own
+
+    @property
+    def regrade_hint(self) -> str:
+        return f"{self.suite}-grade {self.run_dir}"
+
+
+def _read_run_folder(run_dir: Path) -> _RunFolder:
+    """The folder's rows, suite and manifest; refused when they do not make one run."""
     if not run_dir.exists():
         raise InputError(f"{run_dir}: no such run folder")
     if not run_dir.is_dir():
@@ -186,76 +236,79 @@ def load_run(
         raise InputError(
             f"{run_dir / 'manifest.json'}: a {manifest.suite} run, but its rows are {suite} rows"
         )
-    final = final_rows(rows, predictions).rows  # reads id, attempt and status only
-
-    console = console or Console(stderr=True, soft_wrap=True)
-    scores_path = upstream.scores_path(run_dir)
-    scores: Scores | None = None
-    on_the_fly = False
-    grader = free_grader(suite, predictions)
-    regrade_hint = f"{suite}-grade {run_dir}"
-    if scores_path.exists():
-        scores = _read_scores(scores_path)
-        stale = None
-        if scores.predictions_sha256 != stream.sha256:
-            stale = "the predictions changed since it was graded"
-        elif scores.failed_with_answer is None and any(r.failed_with_answer for r in final):
-            # Graded before such attempts were graded on their answer: its numbers are not
-            # today's, and must not stand beside today's.
-            stale = "graded before attempts that failed after printing an answer were graded"
-        if stale is not None:
-            warnings.append(
-                f"{scores_path}: stale ({stale}); graded again in memory, the file is left "
-                f"as it is (refresh it: {regrade_hint})"
-            )
-            scores = None
-            if grader is not None:
-                scores = _grade_in_memory(
-                    predictions, suite, manifest, grader, warnings, provenance
-                )
-                on_the_fly = True
-    elif grader is not None and not write_scores:
-        scores = _grade_in_memory(predictions, suite, manifest, grader, warnings, provenance)
-        on_the_fly = True
-    elif grader is not None:
-        console.print(f"{run_dir}: no scores.json; grading it with the {suite} grader")
-        scores, _ = grade_file(predictions, grader, console=console)
-        on_the_fly = True
-    if scores is None and grade:
-        raise InputError(
-            f"{run_dir}: no current scores.json, and {suite} is graded by an LLM judge that "
-            f"costs money and needs a judge model: grade it first ({regrade_hint})"
-        )
-    if view == "upstream" and scores is not None and scores.upstream_view is None:
-        if grader is not None and grader.upstream is None:
-            raise InputError(
-                f"--view upstream: {run_dir} is a {suite} run, and upstream's harness has no "
-                f"{suite} suite, so it has no upstream-comparable view"
-            )
-        if grader is None:
-            raise InputError(
-                f"--view upstream: {scores_path} was graded before scores had an upstream "
-                f"view; grade it again ({regrade_hint})"
-            )
-        warnings.append(
-            f"{scores_path}: graded before scores had an upstream view; graded again in "
-            f"memory, the file is left as it is (refresh it: {regrade_hint})"
-        )
-        scores = _grade_in_memory(predictions, suite, manifest, grader, warnings, provenance)
-        on_the_fly = True
-    loaded_run = LoadedRun(
+    return _RunFolder(
         run_dir=run_dir,
+        predictions=predictions,
+        stream=stream,
         suite=suite,
         manifest=manifest,
+        provenance=provenance,
+        upstream_manifest=upstream_manifest,
         rows=rows,
-        final=final,
-        scores=scores,
-        graded_on_the_fly=on_the_fly,
+        final=final_rows(rows, predictions).rows,  # reads id, attempt and status only
         warnings=warnings,
-        imported_from=upstream.UPSTREAM if stream.imported else None,
-        upstream_manifest=upstream_manifest if stream.imported else None,
     )
-    return in_view(loaded_run, view)
+
+
+def _current_scores(
+    folder: _RunFolder, grader: Grader | None, console: Console | None, write_scores: bool
+) -> tuple[Scores | None, bool]:
+    """The run's current grades, and whether they were graded now: scores.json when it is
+    current, else graded again where that is free (written only when there was none and
+    ``write_scores``); None when it cannot be graded for free."""
+    scores_path = upstream.scores_path(folder.run_dir)
+    if scores_path.exists():
+        scores = _read_scores(scores_path)
+        stale = _why_stale(scores, folder)
+        if stale is None:
+            return scores, False
+        folder.warnings.append(
+            f"{scores_path}: stale ({stale}); graded again in memory, the file is left "
+            f"as it is (refresh it: {folder.regrade_hint})"
+        )
+        if grader is None:
+            return None, False
+        return _grade_in_memory(folder, grader), True
+    if grader is None:
+        return None, False
+    if not write_scores:
+        return _grade_in_memory(folder, grader), True
+    console = console or Console(stderr=True, soft_wrap=True)
+    console.print(f"{folder.run_dir}: no scores.json; grading it with the {folder.suite} grader")
+    scores, _ = grade_file(folder.predictions, grader, console=console)
+    return scores, True
+
+
+def _why_stale(scores: Scores, folder: _RunFolder) -> str | None:
+    if scores.predictions_sha256 != folder.stream.sha256:
+        return "the predictions changed since it was graded"
+    if scores.failed_with_answer is None and any(r.failed_with_answer for r in folder.final):
+        # Graded before such attempts were graded on their answer: its numbers are not
+        # today's, and must not stand beside today's.
+        return "graded before attempts that failed after printing an answer were graded"
+    return None
+
+
+def _graded_with_upstream_view(folder: _RunFolder, grader: Grader | None) -> Scores:
+    """Grades with an upstream view, for scores.json written before that view existed:
+    graded again in memory where that is free, else refused with the command that does it."""
+    scores_path = upstream.scores_path(folder.run_dir)
+    suite = folder.suite
+    if grader is not None and grader.upstream is None:
+        raise InputError(
+            f"--view upstream: {folder.run_dir} is a {suite} run, and upstream's harness has "
+            f"no {suite} suite, so it has no upstream-comparable view"
+        )
+    if grader is None:
+        raise InputError(
+            f"--view upstream: {scores_path} was graded before scores had an upstream "
+            f"view; grade it again ({folder.regrade_hint})"
+        )
+    folder.warnings.append(
+        f"{scores_path}: graded before scores had an upstream view; graded again in "
+        f"memory, the file is left as it is (refresh it: {folder.regrade_hint})"
+    )
+    return _grade_in_memory(folder, grader)
 
 
 def in_view(run: LoadedRun, view: ScoreView) -> LoadedRun:
@@ -278,23 +331,22 @@ def in_view(run: LoadedRun, view: ScoreView) -> LoadedRun:
     return run.model_copy(update={"scores": scores, "view": view})
 
 
-def _grade_in_memory(
-    predictions: Path,
-    suite: Any,
-    manifest: Manifest | None,
-    grader: Grader,
-    warnings: list[str],
-    provenance: dict[str, Any] | None = None,
-) -> Scores:
+def _grade_in_memory(folder: _RunFolder, grader: Grader) -> Scores:
     """Grade the predictions without writing scores.json. The file is read again, rows whole
     this time (a grader may read tool outputs), one row at a time."""
-    stream = PredictionsStream(predictions, suite)
+    suite: Any = folder.suite
+    stream = PredictionsStream(folder.predictions, suite)
     # build_scores appends its own warnings; keep them apart from the loader's.
     grading_warnings: list[str] = []
     scores = build_scores(
-        predictions, stream, manifest, grader, grading_warnings, provenance=provenance
+        folder.predictions,
+        stream,
+        folder.manifest,
+        grader,
+        grading_warnings,
+        provenance=folder.provenance,
     )
-    warnings.extend(grading_warnings)
+    folder.warnings.extend(grading_warnings)
     return scores
 
 

@@ -34,11 +34,12 @@ from pathlib import Path
 from typing import Any
 
 from agent_benchmarks.common.errors import InputError
-from agent_benchmarks.records.schema import PredictionRow, TaskScore
+from agent_benchmarks.records.schema import Manifest, PredictionRow, TaskScore
 from agent_benchmarks.records.storage import PredictionsStream
 from agent_benchmarks.report.load import LoadedRun
+from agent_benchmarks.report.schema import Stack
 from agent_benchmarks.report.stacks import stack_of
-from agent_benchmarks.view.runs import summarise
+from agent_benchmarks.view.runs import RunSummary, summarise
 
 STATUS = {
     "graded": "success",
@@ -189,20 +190,7 @@ def _rows(run: LoadedRun) -> Iterator[PredictionRow]:
 
 def eval_log(run_dir: Path) -> tuple[Any, int]:
     """The run as an EvalLog, and its number of samples."""
-    from inspect_ai.log import (
-        EvalConfig,
-        EvalDataset,
-        EvalLog,
-        EvalMetric,
-        EvalPlan,
-        EvalPlanStep,
-        EvalResults,
-        EvalRevision,
-        EvalScore,
-        EvalSpec,
-        EvalStats,
-    )
-    from inspect_ai.model import ModelUsage
+    from inspect_ai.log import EvalLog, EvalPlan, EvalPlanStep
 
     summary = summarise(run_dir, run_dir)
     run, manifest = summary.run, summary.manifest
@@ -211,15 +199,34 @@ def eval_log(run_dir: Path) -> tuple[Any, int]:
     stack = stack_of(run)
     provider = manifest.provider if manifest is not None else None
     model = "/".join(p for p in (provider, stack.model or "unknown") if p)
+    scorer = str((run.scores.grader if run.scores else {}).get("name") or f"{run.suite}-grade")
+    samples = _samples(run, manifest, model, scorer)
+    log = EvalLog(
+        status=STATUS[summary.state],
+        eval=_spec(summary, run, stack, model),
+        plan=EvalPlan(
+            name="agent-benchmarks",
+            steps=[
+                EvalPlanStep(solver=stack.backend, params=manifest.settings if manifest else {})
+            ],
+        ),
+        results=_results(summary, run, scorer, len(samples)),
+        stats=_stats(manifest, model, samples),
+        samples=samples,
+    )
+    return log, len(samples)
+
+
+def _samples(run: LoadedRun, manifest: Manifest | None, model: str, scorer: str) -> list[Any]:
+    """A sample per attempt, with its official grade and upstream's where scores.json has it."""
     scores = run.scores
-    scorer = str((scores.grader if scores else {}).get("name") or f"{run.suite}-grade")
     entries = {(e.id, e.attempt): e for e in run.entries}
     upstream = {
         (str(line["id"]), int(line["attempt"])): line
         for line in ((scores.upstream_view or {}).get("per_task", []) if scores else [])
     }
     timeout_s = manifest.timeout_s if manifest is not None else None
-    samples = [
+    return [
         _sample(
             row,
             entries.get((row.id, row.attempt)),
@@ -231,16 +238,16 @@ def eval_log(run_dir: Path) -> tuple[Any, int]:
         )
         for row in _rows(run)
     ]
-    totals = ModelUsage()
-    for sample in samples:
-        totals = totals + sample.model_usage[model]
-    graded = summary.graded
-    metrics = {}
-    if graded:
-        rate = summary.successes / len(graded)
-        metrics = {"accuracy": EvalMetric(name="accuracy", value=rate)}
+
+
+def _spec(summary: RunSummary, run: LoadedRun, stack: Stack, model: str) -> Any:
+    """The log's ``eval``: the run as task, solver and model, the rest of its manifest in
+    the metadata."""
+    from inspect_ai.log import EvalConfig, EvalDataset, EvalRevision, EvalSpec
+
+    run_dir, manifest = summary.run_dir, summary.manifest
     started = manifest.started_at if manifest is not None else ""
-    spec = EvalSpec(
+    return EvalSpec(
         created=started or "1970-01-01T00:00:00+00:00",
         task=run.suite,
         task_display_name=f"{run.suite} · {stack.label}",
@@ -270,28 +277,37 @@ def eval_log(run_dir: Path) -> tuple[Any, int]:
             }
         },
     )
-    log = EvalLog(
-        status=STATUS[summary.state],
-        eval=spec,
-        plan=EvalPlan(
-            name="agent-benchmarks",
-            steps=[
-                EvalPlanStep(solver=stack.backend, params=manifest.settings if manifest else {})
-            ],
-        ),
-        results=EvalResults(
-            total_samples=summary.planned,
-            completed_samples=len(samples),
-            scores=[EvalScore(name=scorer, scorer=scorer, metrics=metrics)] if scores else [],
-        ),
-        stats=EvalStats(
-            started_at=started,
-            completed_at=(manifest.finished_at or "") if manifest is not None else "",
-            model_usage={model: totals},
-        ),
-        samples=samples,
+
+
+def _results(summary: RunSummary, run: LoadedRun, scorer: str, n_samples: int) -> Any:
+    """The run's success rate over its graded attempts, as the scorer's accuracy."""
+    from inspect_ai.log import EvalMetric, EvalResults, EvalScore
+
+    graded = summary.graded
+    metrics = {}
+    if graded:
+        rate = summary.successes / len(graded)
+        metrics = {"accuracy": EvalMetric(name="accuracy", value=rate)}
+    return EvalResults(
+        total_samples=summary.planned,
+        completed_samples=n_samples,
+        scores=[EvalScore(name=scorer, scorer=scorer, metrics=metrics)] if run.scores else [],
     )
-    return log, len(samples)
+
+
+def _stats(manifest: Manifest | None, model: str, samples: list[Any]) -> Any:
+    """When the run started and finished, and the model usage of all its samples."""
+    from inspect_ai.log import EvalStats
+    from inspect_ai.model import ModelUsage
+
+    totals = ModelUsage()
+    for sample in samples:
+        totals = totals + sample.model_usage[model]
+    return EvalStats(
+        started_at=manifest.started_at if manifest is not None else "",
+        completed_at=(manifest.finished_at or "") if manifest is not None else "",
+        model_usage={model: totals},
+    )
 
 
 def log_name(run_dir: Path, log: Any) -> str:
