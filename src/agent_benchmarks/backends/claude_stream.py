@@ -219,85 +219,30 @@ def _result_meta(event: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def parse_stream(text: str, max_output_chars: int = 8000) -> ClaudeRun:
     """Summarise one run's stream-json stdout; problems are collected, never raised."""
     run = ClaudeRun()
-    result: dict[str, Any] | None = None
+    calls = _OpenCalls()
     # Per response (message.id), the largest of each count among its repeated events, so
     # a later event carrying the final output count (never seen, but harmless) would win.
     responses: dict[str, dict[str, int]] = {}
-    started: dict[str, tuple[int, datetime | None]] = {}  # tool_use id -> (call index, time)
-    answered: set[str] = set()
-    lines = text.splitlines()
-    for number, event in json_records(lines, run.problems):
+    result: dict[str, Any] | None = None
+    for number, event in json_records(text.splitlines(), run.problems):
         kind = event.get("type")
         message = event.get("message") if isinstance(event.get("message"), dict) else {}
         content = message.get("content") if isinstance(message.get("content"), list) else []
         if kind == "system" and event.get("subtype") == "init":
-            run.init = {k: event[k] for k in _INIT_KEYS if k in event}
-            model = event.get("model")
-            run.model = model if isinstance(model, str) and model else None
-            servers = event.get("mcp_servers")
-            run.mcp_servers = [
-                {"name": s.get("name"), "status": s.get("status")}
-                for s in (servers if isinstance(servers, list) else [])
-                if isinstance(s, dict)
-            ]
+            _read_init(run, event)
         elif kind == "assistant":
-            msg_id = message.get("id")
-            key = msg_id if isinstance(msg_id, str) else f"line {number}"
-            counts = _counts(message.get("usage"))
-            seen = responses.setdefault(key, counts)
-            for name, count in counts.items():
-                seen[name] = max(seen[name], count)
-            for block in content:
-                if not isinstance(block, dict) or block.get("type") != "tool_use":
-                    continue
-                use_id = str(block.get("id"))
-                # Skipped if already seen, so that an event repeating earlier blocks of its
-                # message cannot list one call twice.
-                if use_id in started or not isinstance(block.get("name"), str):
-                    continue
-                args = block.get("input")
-                run.calls.append(
-                    ToolCall(name=block["name"], args=args if isinstance(args, dict) else {})
-                )
-                started[use_id] = (len(run.calls) - 1, _timestamp(event))
+            _count_response(responses, message, number)
+            calls.start(run, content, _timestamp(event))
         elif kind == "user":
-            metas = _result_meta(event)
-            for block in content:
-                if not isinstance(block, dict) or block.get("type") != "tool_result":
-                    continue
-                use_id = str(block.get("tool_use_id"))
-                if use_id not in started or use_id in answered:
-                    run.problems.append(f"line {number}: unexpected tool_result for {use_id}")
-                    continue
-                answered.add(use_id)
-                index, begun = started[use_id]
-                body = _result_text(block.get("content"))
-                refusal = _refusal(block, run.calls[index].name, body, metas.get(use_id, {}))
-                if refusal is not None:
-                    run.refusals[index] = refusal
-                output = _truncate(body, max_output_chars)
-                ended = _timestamp(event)
-                latency = (ended - begun).total_seconds() * 1000 if begun and ended else None
-                run.calls[index] = run.calls[index].model_copy(
-                    update={
-                        "latency_ms": latency,
-                        "error": (output or "error") if block.get("is_error") is True else None,
-                        "result_bytes": len(body.encode()),
-                        "output": output,
-                        "output_chars": len(body),
-                    }
-                )
+            calls.finish(run, event, content, number, max_output_chars)
         elif kind == "result":
             result = event
         # Anything else (other system subtypes, rate-limit notices, partial-message events)
         # says nothing about answer, usage or tool calls.
 
-    for use_id, (index, _) in started.items():
-        if use_id not in answered:
-            run.problems.append(f"tool_use {run.calls[index].name} ({use_id}) has no tool_result")
+    calls.note_unanswered(run)
     if run.init is None:
         run.problems.append("no system/init event")
-
     summed = dict.fromkeys(_USAGE_KEYS.values(), 0)
     for counts in responses.values():
         for name, count in counts.items():
@@ -307,7 +252,108 @@ def parse_stream(text: str, max_output_chars: int = 8000) -> ClaudeRun:
         run.problems.append("no result event (claude killed before finishing?)")
         run.problems.append(_LOWER_BOUND)
         return run
+    _read_result(run, result, calls.started)
+    _use_result_usage(run, result.get("usage"), summed, len(responses))
+    return run
 
+
+def _read_init(run: ClaudeRun, event: dict[str, Any]) -> None:
+    """What the system/init event says of the session: its model and MCP servers."""
+    run.init = {k: event[k] for k in _INIT_KEYS if k in event}
+    model = event.get("model")
+    run.model = model if isinstance(model, str) and model else None
+    servers = event.get("mcp_servers")
+    run.mcp_servers = [
+        {"name": s.get("name"), "status": s.get("status")}
+        for s in (servers if isinstance(servers, list) else [])
+        if isinstance(s, dict)
+    ]
+
+
+def _count_response(
+    responses: dict[str, dict[str, int]], message: dict[str, Any], number: int
+) -> None:
+    """Fold an assistant event's usage into its response's counts (see parse_stream)."""
+    msg_id = message.get("id")
+    key = msg_id if isinstance(msg_id, str) else f"line {number}"
+    counts = _counts(message.get("usage"))
+    seen = responses.setdefault(key, counts)
+    for name, count in counts.items():
+        seen[name] = max(seen[name], count)
+
+
+class _OpenCalls:
+    """The run's tool calls by tool_use id, from their tool_use block to their tool_result."""
+
+    def __init__(self) -> None:
+        self.started: dict[str, tuple[int, datetime | None]] = {}  # id -> (call index, time)
+        self.answered: set[str] = set()
+
+    def start(self, run: ClaudeRun, content: list[Any], at: datetime | None) -> None:
+        """Add an assistant event's tool_use blocks to ``run.calls``."""
+        for block in content:
+            if not isinstance(block, dict) or block.get("type") != "tool_use":
+                continue
+            use_id = str(block.get("id"))
+            # Skipped if already seen, so that an event repeating earlier blocks of its
+            # message cannot list one call twice.
+            if use_id in self.started or not isinstance(block.get("name"), str):
+                continue
+            args = block.get("input")
+            run.calls.append(
+                ToolCall(name=block["name"], args=args if isinstance(args, dict) else {})
+            )
+            self.started[use_id] = (len(run.calls) - 1, at)
+
+    def finish(
+        self,
+        run: ClaudeRun,
+        event: dict[str, Any],
+        content: list[Any],
+        number: int,
+        max_output_chars: int,
+    ) -> None:
+        """Complete the calls a user event's tool_result blocks answer: their output,
+        error, latency and whether Claude Code refused them."""
+        metas = _result_meta(event)
+        ended = _timestamp(event)
+        for block in content:
+            if not isinstance(block, dict) or block.get("type") != "tool_result":
+                continue
+            use_id = str(block.get("tool_use_id"))
+            if use_id not in self.started or use_id in self.answered:
+                run.problems.append(f"line {number}: unexpected tool_result for {use_id}")
+                continue
+            self.answered.add(use_id)
+            index, begun = self.started[use_id]
+            body = _result_text(block.get("content"))
+            refusal = _refusal(block, run.calls[index].name, body, metas.get(use_id, {}))
+            if refusal is not None:
+                run.refusals[index] = refusal
+            output = _truncate(body, max_output_chars)
+            latency = (ended - begun).total_seconds() * 1000 if begun and ended else None
+            run.calls[index] = run.calls[index].model_copy(
+                update={
+                    "latency_ms": latency,
+                    "error": (output or "error") if block.get("is_error") is True else None,
+                    "result_bytes": len(body.encode()),
+                    "output": output,
+                    "output_chars": len(body),
+                }
+            )
+
+    def note_unanswered(self, run: ClaudeRun) -> None:
+        for use_id, (index, _) in self.started.items():
+            if use_id not in self.answered:
+                run.problems.append(
+                    f"tool_use {run.calls[index].name} ({use_id}) has no tool_result"
+                )
+
+
+def _read_result(
+    run: ClaudeRun, result: dict[str, Any], started: dict[str, tuple[int, datetime | None]]
+) -> None:
+    """What the result event says of the run's end: its answer, status, cost, denials."""
     text_value = result.get("result")
     run.result_text = text_value if isinstance(text_value, str) else None
     subtype = result.get("subtype")
@@ -329,14 +375,19 @@ def parse_stream(text: str, max_output_chars: int = 8000) -> ClaudeRun:
     errors = result.get("errors")
     run.errors = [str(e) for e in errors] if isinstance(errors, list) else []
     run.model_usage = _model_usage(result.get("modelUsage"))
-    if not isinstance(result.get("usage"), dict):
+
+
+def _use_result_usage(run: ClaudeRun, usage: Any, summed: dict[str, int], n_responses: int) -> None:
+    """The result event's usage as the run's (the true totals), checked against the sum
+    over responses; without it, the sum stays and is said to be a lower bound."""
+    if not isinstance(usage, dict):
         run.problems.append(_LOWER_BOUND)
-        return run
-    totals = _counts(result["usage"])
+        return
+    totals = _counts(usage)
     # The input side is final in both sources; a mismatch means the result counts calls
     # the stream did not show (or misses some), which a reader of the row should know.
     input_side = ("input_tokens", "cache_read_tokens", "cache_write_tokens")
-    if responses and any(totals[k] != summed[k] for k in input_side):
+    if n_responses and any(totals[k] != summed[k] for k in input_side):
         run.problems.append(
             "result usage "
             + ", ".join(f"{k}={totals[k]}" for k in input_side)
@@ -344,8 +395,7 @@ def parse_stream(text: str, max_output_chars: int = 8000) -> ClaudeRun:
             + ", ".join(f"{k}={summed[k]}" for k in input_side)
         )
     # cost_usd stays None: the harness prices usage with its own versioned table.
-    run.usage = Usage(**totals, turns=len(responses))
-    return run
+    run.usage = Usage(**totals, turns=n_responses)
 
 
 def _model_usage(value: Any) -> dict[str, Usage]:

@@ -274,90 +274,24 @@ def run_process(
     With a ``slot``, the process runs holding it (taken here unless held already) and
     releases it once its leftovers are killed (see :class:`Slots`)."""
     prepared_at = time.monotonic()
-    marker = spec.marker or uuid.uuid4().hex
-    # A private TMPDIR, removed when the attempt ends: what its programs leave in temp
-    # (a killed agent-browser daemon's Chromium profile, ...) goes with it. Short, because
-    # Chromium puts its singleton socket there (scratch.temp_root).
-    own_tmpdir = spec.tmpdir is None
-    tmpdir = (
-        tempfile.mkdtemp(prefix="agent-benchmarks-attempt-", dir=temp_root())
-        if own_tmpdir
-        else spec.tmpdir
-    )
-    env = {**spec.env, MARKER_ENV: marker, "TMPDIR": str(tmpdir)}
-    method = memory_cap_method() if spec.memory_max_mb is not None else None
-    cgroup: _AttemptCgroup | None = None
-    rlimit_bytes: int | None = None
-    if spec.memory_max_mb is not None and method in (CGROUP_V2, CGROUP_V1):
-        try:
-            parent = _memory_cap()[1]
-            assert parent is not None
-            cgroup = _AttemptCgroup.create(method, parent, marker, spec.memory_max_mb << 20)
-        except OSError:
-            # The probe passed but this cgroup could not be made (e.g. our cgroup moved):
-            # a cap that is an rlimit beats running this attempt without one.
-            method = RLIMIT
-    if spec.memory_max_mb is not None and method == RLIMIT:
-        rlimit_bytes = spec.memory_max_mb << 20
-
-    stdin_bytes = None if spec.stdin_text is None else spec.stdin_text.encode()
-    argv = _capped_argv(spec.argv, cgroup, rlimit_bytes, gated=True)
-    # A capped agent starts as a shell that puts itself under the cap and stops until the
-    # attempt has its slot: it is spawned now, before the slot, because joining a cgroup
-    # waits for an RCU grace period (5-12 ms here, half of an instant agent's run) and that
-    # wait is better spent while other attempts' agents run.
-    gated = argv is not spec.argv
-
-    def spawn() -> subprocess.Popen[bytes]:
-        if gated:
-            # The shell would report a missing program as its own exit 127: say it as
-            # Popen does, before anything starts.
-            _check_executable(spec.argv[0], env, spec.cwd)
-        return subprocess.Popen(
-            argv,
-            env=env,
-            cwd=spec.cwd,
-            stdin=subprocess.DEVNULL if stdin_bytes is None else subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-
-    def undo_setup() -> None:
-        if cgroup is not None:
-            cgroup.remove()
-        if own_tmpdir:
-            shutil.rmtree(tmpdir, ignore_errors=True)
-
-    def never_started(**why: Any) -> ProcessResult:
-        """Undo the set-up of a process that did not start, and say why."""
-        undo_setup()
-        return ProcessResult(returncode=None, stdout="", stderr="", **why)
-
+    launch = _Launch.prepare(spec)
     proc: subprocess.Popen[bytes] | None = None
-    if gated:
+    if launch.gated:
         try:
-            proc = spawn()
+            proc = launch.spawn()
         except (OSError, subprocess.SubprocessError) as exc:
-            return never_started(
+            return launch.never_started(
                 duration_s=time.monotonic() - prepared_at,
                 start_error=_describe_spawn_error(exc),
             )
 
     waiting_since = time.monotonic()
-    try:
-        refused = slot is not None and not slot.take(cancel)
-    except AttemptNotBegun:
-        _discard_gated(proc)
-        undo_setup()
-        raise
-    if refused:
+    if not _take_slot(launch, proc, slot, cancel):
         # A second launch cancelled before it could start: nothing ran, and it says so.
-        _discard_gated(proc)
-        return never_started(
+        return launch.never_started(
             duration_s=0.0,
             interrupted=True,
-            memory_method=method,
+            memory_method=launch.method,
             queued_s=time.monotonic() - waiting_since,
         )
     # The agent's time starts at its spawn, or its shell's release: as upstream times its
@@ -366,22 +300,169 @@ def run_process(
     queued_s = started - waiting_since
     if proc is None:
         try:
-            proc = spawn()
+            proc = launch.spawn()
         except (OSError, subprocess.SubprocessError) as exc:
             if slot is not None:
                 slot.release()
-            return never_started(
+            return launch.never_started(
                 duration_s=time.monotonic() - prepared_at - queued_s,
                 start_error=_describe_spawn_error(exc),
             )
-    pidfd = os.pidfd_open(proc.pid)
-    if gated:
-        _let_go(pidfd)
+    ended = _run_to_end(launch, proc, started, cancel, slot)
+    return _result(launch, ended, prepared_at, queued_s)
 
-    pipes = _Pipes(proc, stdin_bytes, pidfd, spec.give_up_on)
+
+@dataclass(frozen=True)
+class _Launch:
+    """One attempt's set-up before its agent runs: its marker, private TMPDIR, environment
+    and memory cap, and the command that starts the agent under that cap."""
+
+    spec: ProcessSpec
+    marker: str
+    tmpdir: str
+    own_tmpdir: bool  # made here (spec.tmpdir None), so removed here
+    env: dict[str, str]
+    method: str | None  # the memory cap's method; None: no cap asked for
+    cgroup: _AttemptCgroup | None
+    rlimit_bytes: int | None
+    argv: list[str]
+    stdin_bytes: bytes | None  # None -> stdin is /dev/null
+
+    @classmethod
+    def prepare(cls, spec: ProcessSpec) -> _Launch:
+        marker = spec.marker or uuid.uuid4().hex
+        # A private TMPDIR, removed when the attempt ends: what its programs leave in temp
+        # (a killed agent-browser daemon's Chromium profile, ...) goes with it. Short,
+        # because Chromium puts its singleton socket there (scratch.temp_root).
+        own_tmpdir = spec.tmpdir is None
+        tmpdir = (
+            tempfile.mkdtemp(prefix="agent-benchmarks-attempt-", dir=temp_root())
+            if own_tmpdir
+            else str(spec.tmpdir)
+        )
+        method, cgroup, rlimit_bytes = _memory_cap_for(spec.memory_max_mb, marker)
+        return cls(
+            spec=spec,
+            marker=marker,
+            tmpdir=tmpdir,
+            own_tmpdir=own_tmpdir,
+            env={**spec.env, MARKER_ENV: marker, "TMPDIR": tmpdir},
+            method=method,
+            cgroup=cgroup,
+            rlimit_bytes=rlimit_bytes,
+            argv=_capped_argv(spec.argv, cgroup, rlimit_bytes, gated=True),
+            stdin_bytes=None if spec.stdin_text is None else spec.stdin_text.encode(),
+        )
+
+    @property
+    def gated(self) -> bool:
+        """A capped agent starts as a shell that puts itself under the cap and stops until
+        the attempt has its slot: it is spawned before the slot, because joining a cgroup
+        waits for an RCU grace period (5-12 ms here, half of an instant agent's run) and
+        that wait is better spent while other attempts' agents run."""
+        return self.argv is not self.spec.argv
+
+    def spawn(self) -> subprocess.Popen[bytes]:
+        if self.gated:
+            # The shell would report a missing program as its own exit 127: say it as
+            # Popen does, before anything starts.
+            _check_executable(self.spec.argv[0], self.env, self.spec.cwd)
+        return subprocess.Popen(
+            self.argv,
+            env=self.env,
+            cwd=self.spec.cwd,
+            stdin=subprocess.DEVNULL if self.stdin_bytes is None else subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+
+    def undo(self) -> None:
+        """Remove what the set-up made: the cgroup and a TMPDIR made here."""
+        if self.cgroup is not None:
+            self.cgroup.remove()
+        if self.own_tmpdir:
+            shutil.rmtree(self.tmpdir, ignore_errors=True)
+
+    def never_started(self, **why: Any) -> ProcessResult:
+        """Undo the set-up of a process that did not start, and say why."""
+        self.undo()
+        return ProcessResult(returncode=None, stdout="", stderr="", **why)
+
+
+def _memory_cap_for(
+    memory_max_mb: int | None, marker: str
+) -> tuple[str | None, _AttemptCgroup | None, int | None]:
+    """(method, the attempt's cgroup, its rlimit in bytes) for a cap of ``memory_max_mb``."""
+    if memory_max_mb is None:
+        return None, None, None
+    method = memory_cap_method()
+    cgroup: _AttemptCgroup | None = None
+    if method in (CGROUP_V2, CGROUP_V1):
+        try:
+            parent = _memory_cap()[1]
+            assert parent is not None
+            cgroup = _AttemptCgroup.create(method, parent, marker, memory_max_mb << 20)
+        except OSError:
+            # The probe passed but this cgroup could not be made (e.g. our cgroup moved):
+            # a cap that is an rlimit beats running this attempt without one.
+            method = RLIMIT
+    return method, cgroup, (memory_max_mb << 20 if method == RLIMIT else None)
+
+
+def _take_slot(
+    launch: _Launch,
+    proc: subprocess.Popen[bytes] | None,
+    slot: Slot | None,
+    cancel: threading.Event | None,
+) -> bool:
+    """Wait for the attempt's slot (when it has one); False, its gated shell discarded, if
+    ``cancel`` came first. A first launch the pool refuses undoes the set-up and raises
+    :class:`AttemptNotBegun`."""
+    try:
+        refused = slot is not None and not slot.take(cancel)
+    except AttemptNotBegun:
+        _discard_gated(proc)
+        launch.undo()
+        raise
+    if refused:
+        _discard_gated(proc)
+    return not refused
+
+
+@dataclass(frozen=True)
+class _Ended:
+    """How a started agent ended, once everything its attempt started is gone."""
+
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+    gave_up: str | None
+    timed_out: bool
+    interrupted: bool
+    ran_s: float
+    stray_killed: int
+    resources: ResourceUse | None
+    cgroup_oom: bool  # the kernel OOM-killed in the attempt's cgroup
+
+
+def _run_to_end(
+    launch: _Launch,
+    proc: subprocess.Popen[bytes],
+    started: float,
+    cancel: threading.Event | None,
+    slot: Slot | None,
+) -> _Ended:
+    """Supervise the spawned agent to its end, then kill what it left, reap it, give the
+    slot back and remove the set-up."""
+    spec = launch.spec
+    pidfd = os.pidfd_open(proc.pid)
+    if launch.gated:
+        _let_go(pidfd)
+    pipes = _Pipes(proc, launch.stdin_bytes, pidfd, spec.give_up_on)
     leader = str(proc.pid)
     _LEADERS.add(leader)
-    sampler = _sampler(spec, proc.pid, marker, str(tmpdir), cgroup)
+    sampler = _sampler(spec, proc.pid, launch.marker, launch.tmpdir, launch.cgroup)
     resources: ResourceUse | None = None
     try:
         timed_out, interrupted = _supervise(proc.pid, pipes, spec.timeout_s, started, cancel)
@@ -394,7 +475,9 @@ def run_process(
         # Also on KeyboardInterrupt or a bug above: nothing this attempt started outlives it.
         try:
             try:
-                stray_killed = _kill_leftovers(marker, str(tmpdir), proc.pid, cgroup)
+                stray_killed = _kill_leftovers(
+                    launch.marker, launch.tmpdir, proc.pid, launch.cgroup
+                )
             finally:
                 if slot is not None:
                     slot.release()
@@ -405,51 +488,67 @@ def run_process(
             _LEADERS.discard(leader)
         os.close(pidfd)
         pipes.close()
+        cgroup = launch.cgroup
         cgroup_oom = cgroup is not None and cgroup.oom_kills() > 0
         if cgroup is not None and resources is not None:
             resources = cgroup.with_peak(resources)
-        if cgroup is not None:
-            cgroup.remove()
-        if own_tmpdir:
-            shutil.rmtree(tmpdir, ignore_errors=True)
+        launch.undo()
+    return _Ended(
+        returncode=returncode,
+        stdout=pipes.stdout,
+        stderr=pipes.stderr,
+        gave_up=pipes.gave_up,
+        timed_out=timed_out,
+        interrupted=interrupted,
+        ran_s=ran_s,
+        stray_killed=stray_killed,
+        resources=resources,
+        cgroup_oom=cgroup_oom,
+    )
 
-    stderr = pipes.stderr.decode("utf-8", errors="replace")
-    if argv is not spec.argv and returncode == 126 and stderr.startswith(_CAP_FAILED):
+
+def _result(launch: _Launch, ended: _Ended, prepared_at: float, queued_s: float) -> ProcessResult:
+    """The attempt's result: a cap the gated shell could not apply is a start error."""
+    stderr = ended.stderr.decode("utf-8", errors="replace")
+    if launch.gated and ended.returncode == 126 and stderr.startswith(_CAP_FAILED):
         return ProcessResult(
             returncode=None,
             stdout="",
             stderr="",
             duration_s=time.monotonic() - prepared_at - queued_s,
-            memory_method=method,
-            start_error=f"{_CAP_FAILED} ({method}, {spec.memory_max_mb} MB)",
+            memory_method=launch.method,
+            start_error=f"{_CAP_FAILED} ({launch.method}, {launch.spec.memory_max_mb} MB)",
         )
-    ended_by = -returncode if returncode < 0 else None
-    if cgroup is not None:
-        oom = cgroup_oom
-    else:
-        oom = (
-            rlimit_bytes is not None
-            and not (timed_out or interrupted)
-            and (
-                ended_by in _OOM_SIGNALS
-                or (returncode != 0 and _OOM_MESSAGE.search(stderr) is not None)
-            )
-        )
+    ended_by = -ended.returncode if ended.returncode < 0 else None
     return ProcessResult(
-        returncode=returncode,
-        stdout=pipes.stdout.decode("utf-8", errors="replace"),
+        returncode=ended.returncode,
+        stdout=ended.stdout.decode("utf-8", errors="replace"),
         stderr=stderr,
         duration_s=time.monotonic() - prepared_at - queued_s,
-        ran_s=ran_s,
-        timed_out=timed_out,
-        interrupted=interrupted,
-        oom=oom,
+        ran_s=ended.ran_s,
+        timed_out=ended.timed_out,
+        interrupted=ended.interrupted,
+        oom=_out_of_memory(launch, ended, ended_by, stderr),
         signal=ended_by,
-        memory_method=method,
-        stray_killed=stray_killed,
+        memory_method=launch.method,
+        stray_killed=ended.stray_killed,
         queued_s=queued_s,
-        resources=resources,
-        gave_up=pipes.gave_up,
+        resources=ended.resources,
+        gave_up=ended.gave_up,
+    )
+
+
+def _out_of_memory(launch: _Launch, ended: _Ended, ended_by: int | None, stderr: str) -> bool:
+    """The cgroup's OOM count, or under an rlimit the heuristic of ``_OOM_SIGNALS``."""
+    if launch.cgroup is not None:
+        return ended.cgroup_oom
+    return (
+        launch.rlimit_bytes is not None
+        and not (ended.timed_out or ended.interrupted)
+        and (
+            ended_by in _OOM_SIGNALS
+            or (ended.returncode != 0 and _OOM_MESSAGE.search(stderr) is not None)
+        )
     )
 
 

@@ -618,14 +618,51 @@ def _build_scores(
     progress: Callable[[str], None] | None,
     provenance: dict[str, Any] | None,
 ) -> Scores:
+    read = _read_rows(predictions_path, rows, manifest, grader, progress)
+    entries = read.entries
+    if manifest is not None and manifest.task_ids:
+        _add_missing_rows(entries, manifest, warnings)
+    entries.sort(key=lambda e: (e.attempt, e.id))
+    by_attempt: dict[int, list[TaskScore]] = defaultdict(list)
+    for entry in entries:
+        by_attempt[entry.attempt].append(entry)
+    per_attempt = {str(a): _group_metrics(es, grader) for a, es in sorted(by_attempt.items())}
+    by_group = _by_group(entries, grader)
+    return _scores_record(
+        predictions_path, manifest, grader, warnings, provenance, read, per_attempt, by_group
+    )
+
+
+@dataclass(slots=True)
+class _ReadRows:
+    """What one read of a predictions file leaves: each attempt's entry (graded), and what
+    the file holds beyond them, retried rows included."""
+
+    entries: list[TaskScore]
+    # Upstream's view and the durations are of the rows in the file: taken before the
+    # selected attempts without a row join ``entries``.
+    upstream_view: dict[str, Any] | None
+    duration_s: dict[str, float]
+    sha256: str
+    n_rows: int
+    n_superseded: int
+    usage: Usage  # retried attempts cost money too
+    n_estimated: int
+    web: dict[str, Any] | None
+
+
+def _read_rows(
+    predictions_path: Path,
+    rows: Iterable[PredictionRow] | PredictionsStream,
+    manifest: Manifest | None,
+    grader: Grader,
+    progress: Callable[[str], None] | None,
+) -> _ReadRows:
+    """Read the rows once, in file order, grading them in batches as they come; memory
+    keeps one entry per attempt, not the rows."""
     stream = rows if isinstance(rows, PredictionsStream) else None
     if stream is not None and getattr(grader, "pays_per_row", False):
-        # Grading starts before the file is read to its end: a grader that costs money is
-        # not paid for rows of a file refused later (a bad line, a duplicate, no gold).
-        checking = _Scorecard(predictions_path, grader, grading=False)
-        for read in stream.reads():
-            checking.add(read.row)
-        del checking
+        _check_rows(predictions_path, grader, stream)
     card = _Scorecard(predictions_path, grader)
     try:
         if stream is not None:
@@ -645,69 +682,85 @@ def _build_scores(
         also = card.n_graded_failed
         also_text = f", and {also} that failed after printing an answer" if also else ""
         progress(f"graded {card.n_graded - also} completed attempts{also_text}")
-
     entries: list[TaskScore] = [final.entry for final in card.finals.values()]
-    # Upstream's denominator is the rows in the file: taken before missing rows are added.
-    comparable = (
-        None
-        if grader.upstream is None
-        else upstream_view(
-            grader.upstream, [(final.entry, final.upstream) for final in card.finals.values()]
-        )
-    )
     durations = [entry.duration_s for entry in entries]
-    n_rows = card.n_rows
-    all_usage = card.usage_totals()  # retried attempts cost money too
-    superseded = card.superseded
-    n_estimated = card.n_estimated
-    web = card.web.summary(manifest)
-    del card
-
-    # Every selected task belongs in the denominator, with or without a row.
-    if manifest is not None and manifest.task_ids:
-        have = {(e.id, e.attempt) for e in entries}
-        extra = sorted({e.id for e in entries} - set(manifest.task_ids))
-        if extra:
-            warnings.append(
-                f"{len(extra)} task(s) in the predictions are not in the manifest's selection, "
-                f"e.g. {extra[0]!r}"
+    return _ReadRows(
+        entries=entries,
+        # Upstream's denominator is the rows in the file: taken before missing rows are added.
+        upstream_view=(
+            None
+            if grader.upstream is None
+            else upstream_view(
+                grader.upstream, [(final.entry, final.upstream) for final in card.finals.values()]
             )
-        for attempt in range(1, manifest.repeat + 1):
-            for task_id in manifest.task_ids:
-                if (task_id, attempt) not in have:
-                    entries.append(
-                        TaskScore(
-                            id=task_id,
-                            attempt=attempt,
-                            score=0.0,
-                            correct=False,
-                            status="error",
-                            error_class="missing_row",
-                            details={"not_graded": "no row in the predictions file"},
-                        )
+        ),
+        duration_s={
+            "mean": round(mean(durations), 3),
+            "median": round(statistics.median(durations), 3) if durations else 0.0,
+            "total": round(sum(durations), 3),
+        },
+        sha256=sha256,
+        n_rows=card.n_rows,
+        n_superseded=card.superseded,
+        usage=card.usage_totals(),
+        n_estimated=card.n_estimated,
+        web=card.web.summary(manifest),
+    )
+
+
+def _check_rows(predictions_path: Path, grader: Grader, stream: PredictionsStream) -> None:
+    """Check every row before grading any: grading starts before the file is read to its
+    end, and a grader that costs money is not paid for rows of a file refused later (a bad
+    line, a duplicate, no gold)."""
+    checking = _Scorecard(predictions_path, grader, grading=False)
+    for read in stream.reads():
+        checking.add(read.row)
+
+
+def _add_missing_rows(entries: list[TaskScore], manifest: Manifest, warnings: list[str]) -> None:
+    """Every selected task belongs in the denominator, with or without a row: each selected
+    attempt without one is added to ``entries``, counted wrong."""
+    have = {(e.id, e.attempt) for e in entries}
+    extra = sorted({e.id for e in entries} - set(manifest.task_ids))
+    if extra:
+        warnings.append(
+            f"{len(extra)} task(s) in the predictions are not in the manifest's selection, "
+            f"e.g. {extra[0]!r}"
+        )
+    for attempt in range(1, manifest.repeat + 1):
+        for task_id in manifest.task_ids:
+            if (task_id, attempt) not in have:
+                entries.append(
+                    TaskScore(
+                        id=task_id,
+                        attempt=attempt,
+                        score=0.0,
+                        correct=False,
+                        status="error",
+                        error_class="missing_row",
+                        details={"not_graded": "no row in the predictions file"},
                     )
-        missing = sum(1 for e in entries if e.error_class == "missing_row")
-        if missing:
-            warnings.append(
-                f"{missing} selected attempt(s) have no row (an interrupted run?); counted "
-                "wrong: resume the run to complete them"
-            )
-    entries.sort(key=lambda e: (e.attempt, e.id))
+                )
+    missing = sum(1 for e in entries if e.error_class == "missing_row")
+    if missing:
+        warnings.append(
+            f"{missing} selected attempt(s) have no row (an interrupted run?); counted "
+            "wrong: resume the run to complete them"
+        )
 
-    by_attempt: dict[int, list[TaskScore]] = defaultdict(list)
-    for entry in entries:
-        by_attempt[entry.attempt].append(entry)
-    per_attempt = {
-        str(a): {
-            "n": len(es),
-            "accuracy_strict": strict_accuracy(es),
-            **grader.metrics(es),
-        }
-        for a, es in sorted(by_attempt.items())
+
+def _group_metrics(entries: list[TaskScore], grader: Grader) -> dict[str, Any]:
+    """The metrics of one attempt's entries, or of one group's."""
+    return {
+        "n": len(entries),
+        "accuracy_strict": strict_accuracy(entries),
+        **grader.metrics(entries),
     }
-    overall = _mean_of_metrics(list(per_attempt.values()))
-    overall.pop("n", None)
 
+
+def _by_group(entries: list[TaskScore], grader: Grader) -> dict[str, dict[str, Any]]:
+    """scores.json's ``by_group``: the metrics per value of each of the grader's group
+    fields (entries without the field left out)."""
     by_group: dict[str, dict[str, Any]] = {}
     for group_field in grader.group_fields:
         groups: dict[str, list[TaskScore]] = defaultdict(list)
@@ -717,35 +770,42 @@ def _build_scores(
                 groups[str(value)].append(entry)
         if groups:
             by_group[group_field] = {
-                key: {
-                    "n": len(es),
-                    "accuracy_strict": strict_accuracy(es),
-                    **grader.metrics(es),
-                }
-                for key, es in sorted(groups.items())
+                key: _group_metrics(es, grader) for key, es in sorted(groups.items())
             }
+    return by_group
 
+
+def _scores_record(
+    predictions_path: Path,
+    manifest: Manifest | None,
+    grader: Grader,
+    warnings: list[str],
+    provenance: dict[str, Any] | None,
+    read: _ReadRows,
+    per_attempt: dict[str, dict[str, Any]],
+    by_group: dict[str, dict[str, Any]],
+) -> Scores:
+    """scores.json's record, once ``read.entries`` holds every selected attempt's entry."""
+    entries = read.entries
+    overall = _mean_of_metrics(list(per_attempt.values()))
+    overall.pop("n", None)
+    accuracy_strict = overall.pop("accuracy_strict")
     completed_entries = [e for e in entries if e.status not in INFRA_STATUSES]
     failed = [e for e in entries if failed_with_answer(e.status, e.prediction)]
     n_tasks = len({e.id for e in entries})
     errors = Counter(e.error_class or "unknown" for e in entries if e.status == "error")
-    attempts = {
-        "n_attempts": len(per_attempt),
-        "per_attempt": per_attempt,
-        "mean_accuracy_strict": overall["accuracy_strict"],
-    }
     return Scores(
         manifest=manifest,
         suite=grader.suite,  # type: ignore[arg-type]
         predictions_path=str(predictions_path),
-        predictions_sha256=sha256,
+        predictions_sha256=read.sha256,
         grader=grader.info(),
         n_tasks=n_tasks,
-        n_rows=n_rows,
-        accuracy_strict=overall.pop("accuracy_strict"),
+        n_rows=read.n_rows,
+        accuracy_strict=accuracy_strict,
         metrics={
             **overall,
-            "n_superseded_rows": superseded,
+            "n_superseded_rows": read.n_superseded,
             **_contamination(entries, warnings),
         },
         by_group=by_group,
@@ -759,21 +819,21 @@ def _build_scores(
             n_correct=sum(1 for e in failed if e.correct),
             ids=[e.id for e in failed],
         ),
-        upstream_view=comparable,
-        attempts=attempts,
-        usage=UsageSummary(
-            totals=all_usage,
-            per_task_mean=_mean_usage(all_usage, n_tasks),
-            n_estimated_rows=n_estimated,
-        ),
-        duration_s={
-            "mean": round(mean(durations), 3),
-            "median": round(statistics.median(durations), 3) if durations else 0.0,
-            "total": round(sum(durations), 3),
+        upstream_view=read.upstream_view,
+        attempts={
+            "n_attempts": len(per_attempt),
+            "per_attempt": per_attempt,
+            "mean_accuracy_strict": accuracy_strict,
         },
+        usage=UsageSummary(
+            totals=read.usage,
+            per_task_mean=_mean_usage(read.usage, n_tasks),
+            n_estimated_rows=read.n_estimated,
+        ),
+        duration_s=read.duration_s,
         warnings=warnings,
         provenance=provenance,
-        web=web,
+        web=read.web,
         per_task=entries,
     )
 

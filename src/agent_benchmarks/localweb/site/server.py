@@ -455,53 +455,23 @@ class _Handler(BaseHTTPRequestHandler):
         if session is not None and not _SID_RE.match(session):
             session = None
         if m is None:
-            task_id, site_path, root = DEFAULT_TASK, split.path, ""
+            task_id, site_path = DEFAULT_TASK, split.path
             target = f"/t/{DEFAULT_TASK}{split.path}" + (f"?{split.query}" if split.query else "")
             resp = _Response(307, headers=[("Location", target)])
-            new_session = None
         else:
             task_id, site_path = m.group(1), m.group(2) or "/"
-            root = f"/t/{task_id}"
             new_session = None
             if session is None:
                 session = new_session = secrets.token_hex(8)
             if site_path.startswith(FAULT_PREFIX) and site_path != WALL_ACCEPT:
                 self._fault_control(task_id, site_path, split.query, method)
                 return
-            faults = site.faults
-            latency_ms = faults.latency_of(task_id, site_path)
-            if latency_ms:
-                site._sleep(latency_ms / 1000)
-            r_err, r_hang = site._draw(task_id)
-            if faults.hang_seconds > 0 and (
-                site_path in faults.hang_paths or r_hang < faults.hang_rate
-            ):
-                fault = "hang"
-                site._sleep(faults.hang_seconds)
-            full = site_path + (f"?{split.query}" if split.query else "")
-            referer = self.headers.get("Referer")
-            interrupting, interrupted = site._interruption(
-                task_id, site_path, full, method, cookies, referer
+            fault, resp = self._task_response(
+                method, task_id, site_path, split.query, cookies, session, m.group(2) is None
             )
-            fault = interrupting or fault
-            if interrupted is not None:
-                resp = interrupted
-            elif r_err < faults.error_rate:
-                fault = "error"
-                msg = "Service temporarily unavailable (injected fault)."
-                resp = _Response(faults.error_status, msg.encode(), "text/plain; charset=utf-8")
-            elif m.group(2) is None:
-                resp = _Response(308, headers=[("Location", root + "/")])
-            else:
-                ctx = _Ctx(self, site, task_id, root, session, split.query, method)
-                try:
-                    resp = _route(ctx, site_path)
-                except Exception as exc:  # a bug in a page must still be logged and answered
-                    resp = _Response(500, f"Internal error: {exc!r}".encode(), "text/plain")
             if new_session is not None:
-                resp.headers.append(
-                    ("Set-Cookie", f"{SESSION_COOKIE}={new_session}; Path={root}/; SameSite=Lax")
-                )
+                cookie = f"{SESSION_COOKIE}={new_session}; Path=/t/{task_id}/; SameSite=Lax"
+                resp.headers.append(("Set-Cookie", cookie))
         if site._stopping.is_set():
             return
         full = site_path + (f"?{split.query}" if split.query else "")
@@ -524,6 +494,53 @@ class _Handler(BaseHTTPRequestHandler):
         # Logged before the response goes out: once a client has a response, the log has it.
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             self._write(resp, head_only=(method == "HEAD"))
+
+    def _task_response(
+        self,
+        method: str,
+        task_id: str,
+        site_path: str,
+        query: str,
+        cookies: dict[str, str],
+        session: str,
+        bare: bool,
+    ) -> tuple[str | None, _Response]:
+        """A task's page or call after the run's faults had their say: (the fault that
+        shaped it, if any; the response). ``bare``: the task's root asked for without its
+        slash."""
+        site = self.server.site
+        faults = site.faults
+        fault: str | None = None
+        latency_ms = faults.latency_of(task_id, site_path)
+        if latency_ms:
+            site._sleep(latency_ms / 1000)
+        r_err, r_hang = site._draw(task_id)
+        if faults.hang_seconds > 0 and (
+            site_path in faults.hang_paths or r_hang < faults.hang_rate
+        ):
+            fault = "hang"
+            site._sleep(faults.hang_seconds)
+        full = site_path + (f"?{query}" if query else "")
+        referer = self.headers.get("Referer")
+        interrupting, interrupted = site._interruption(
+            task_id, site_path, full, method, cookies, referer
+        )
+        fault = interrupting or fault
+        if interrupted is not None:
+            return fault, interrupted
+        if r_err < faults.error_rate:
+            msg = "Service temporarily unavailable (injected fault)."
+            return "error", _Response(
+                faults.error_status, msg.encode(), "text/plain; charset=utf-8"
+            )
+        root = f"/t/{task_id}"
+        if bare:
+            return fault, _Response(308, headers=[("Location", root + "/")])
+        ctx = _Ctx(self, site, task_id, root, session, query, method)
+        try:
+            return fault, _route(ctx, site_path)
+        except Exception as exc:  # a bug in a page must still be logged and answered
+            return fault, _Response(500, f"Internal error: {exc!r}".encode(), "text/plain")
 
     def _fault_control(self, task_id: str, site_path: str, query: str, method: str) -> None:
         """The page's side of a stale-dom fault: the generation (GET), and the page saying it
@@ -653,88 +670,16 @@ _GET_PAGES = {
 
 
 def _route(ctx: _Ctx, path: str) -> _Response:
+    """The site's answer at ``path`` (the task's prefix taken off)."""
     get = ctx.method in ("GET", "HEAD")
-    if get and path in _GET_PAGES:
-        return _html(200, _GET_PAGES[path](ctx.page()))
-    if get and path == "/lab/allocate":
-        mb, hold_ms = _count(ctx.param("mb"), 4096), _count(ctx.param("hold_ms"), 60_000)
-        return _html(200, ctx.page().allocate(mb, hold_ms))
-    if get and path == "/lab/hold.js":
-        ctx.site._sleep(_count(ctx.param("ms"), 60_000) / 1000)
-        return _Response(200, b"/* held */\n", "text/javascript; charset=utf-8")
-    if get and path.startswith("/static/"):
-        found = static_file(path[len("/static/") :])
-        if found is None:
-            return _Response(404, b"not found", "text/plain")
-        return _Response(200, found[0], found[1])
-    if get and path == "/products":
-        raw = ctx.param("page") or "1"
-        if not raw.isdigit() or not 1 <= int(raw) <= data.PAGE_COUNT:
-            return _html(404, ctx.page().not_found(f"There is no products page {raw}."))
-        return _html(200, ctx.page().products(int(raw)))
-    if get and path.startswith("/products/"):
-        p = data.PRODUCTS_BY_SLUG.get(path[len("/products/") :].lower())
-        if p is None:
-            return _html(404, ctx.page().not_found("No such product."))
-        return _html(200, ctx.page().product(p, added=ctx.param("added") == "1"))
-    if get and (path == "/docs" or path.startswith("/docs/")):
-        slug = path[len("/docs") :].strip("/")
-        return _html(200 if slug in data.DOCS_PAGES else 404, ctx.page().docs())
-    if get and path == "/cart":
-        return _html(200, ctx.page().cart(ctx.site.cart(ctx.task_id, ctx.session)))
-    if get and path == "/api/cart":
-        return _json(200, _cart_json(ctx.site.cart(ctx.task_id, ctx.session)))
-    if get and path == "/api/deal":
-        p = data.PRODUCTS_BY_SKU[data.DEAL_SKU]
-        return _json(
-            200,
-            {
-                "sku": p.sku,
-                "name": p.name,
-                "regular_price": p.price,
-                "deal_price": data.DEAL_PRICE,
-                "code": data.DEAL_CODE,
-            },
-        )
-    if get and path.startswith("/api/stock/"):
-        p = data.PRODUCTS_BY_SKU.get(path[len("/api/stock/") :].upper())
-        if p is None:
-            return _json(404, {"error": "unknown sku"})
-        return _json(200, {"sku": p.sku, "stock": p.stock})
-    if get and path == "/api/restock":
-        return _json(200, {"text": data.DELAYED_TEXT})
-    if get and path == "/api/offer":
-        if ctx.cookie(CONSENT_COOKIE) != "accepted":
-            return _json(200, {"consent": False, "text": None})
-        return _json(200, {"consent": True, "text": data.OFFER_TEXT, "code": data.OFFER_CODE})
-    if get and path == data.FAILING_PATH_500:
-        return _json(500, {"error": "inventory backend offline"})
-    if get and path == "/enquiry":
-        return _html(200, ctx.page().enquiry())
-    if get and path == "/enquiry/thanks":
-        code = ctx.param("c") or ""
-        for sub in ctx.site.form_submissions(ctx.task_id):
-            if sub.confirmation == code:
-                return _html(200, ctx.page().enquiry_thanks(sub.fields, sub.confirmation))
-        return _html(404, ctx.page().not_found("No enquiry with that confirmation number."))
-    if ctx.method == "POST":
-        if path == WALL_ACCEPT:
-            return _accept_wall(ctx)
-        if path == "/api/consent":
-            cookie = f"{CONSENT_COOKIE}=accepted; Path={ctx.root}/; SameSite=Lax"
-            return _Response(
-                200, b'{"consent": "accepted"}', "application/json", [("Set-Cookie", cookie)]
-            )
-        if path == "/cart/add":
-            return _cart_add(ctx)
-        if path == "/cart/clear":
-            with ctx.site._lock:
-                ctx.site._state(ctx.task_id).carts.pop(ctx.session, None)
-            if ctx.handler.wants_json():
-                return _json(200, _cart_json({}))
-            return _redirect(f"{ctx.root}/cart")
-        if path == "/enquiry":
-            return _enquiry_post(ctx)
+    if get:
+        resp = _get_page(ctx, path)
+        if resp is None:
+            resp = _get_api(ctx, path)
+    else:
+        resp = _post(ctx, path) if ctx.method == "POST" else None
+    if resp is not None:
+        return resp
     if path in member.PATHS:
         reply = member.route(ctx, path)
         return _Response(reply.status, reply.html.encode("utf-8"), headers=reply.headers)
@@ -746,6 +691,101 @@ def _route(ctx: _Ctx, path: str) -> _Response:
     if path.startswith("/api/"):
         return _json(404, {"error": "not found"})
     return _html(404, ctx.page().not_found())
+
+
+def _get_page(ctx: _Ctx, path: str) -> _Response | None:
+    """A page (or a file of one) at ``path``; None: no page is there."""
+    if path in _GET_PAGES:
+        return _html(200, _GET_PAGES[path](ctx.page()))
+    if path == "/lab/allocate":
+        mb, hold_ms = _count(ctx.param("mb"), 4096), _count(ctx.param("hold_ms"), 60_000)
+        return _html(200, ctx.page().allocate(mb, hold_ms))
+    if path == "/lab/hold.js":
+        ctx.site._sleep(_count(ctx.param("ms"), 60_000) / 1000)
+        return _Response(200, b"/* held */\n", "text/javascript; charset=utf-8")
+    if path.startswith("/static/"):
+        found = static_file(path[len("/static/") :])
+        if found is None:
+            return _Response(404, b"not found", "text/plain")
+        return _Response(200, found[0], found[1])
+    if path == "/products":
+        raw = ctx.param("page") or "1"
+        if not raw.isdigit() or not 1 <= int(raw) <= data.PAGE_COUNT:
+            return _html(404, ctx.page().not_found(f"There is no products page {raw}."))
+        return _html(200, ctx.page().products(int(raw)))
+    if path.startswith("/products/"):
+        p = data.PRODUCTS_BY_SLUG.get(path[len("/products/") :].lower())
+        if p is None:
+            return _html(404, ctx.page().not_found("No such product."))
+        return _html(200, ctx.page().product(p, added=ctx.param("added") == "1"))
+    if path == "/docs" or path.startswith("/docs/"):
+        slug = path[len("/docs") :].strip("/")
+        return _html(200 if slug in data.DOCS_PAGES else 404, ctx.page().docs())
+    if path == "/cart":
+        return _html(200, ctx.page().cart(ctx.site.cart(ctx.task_id, ctx.session)))
+    if path == "/enquiry":
+        return _html(200, ctx.page().enquiry())
+    if path == "/enquiry/thanks":
+        code = ctx.param("c") or ""
+        for sub in ctx.site.form_submissions(ctx.task_id):
+            if sub.confirmation == code:
+                return _html(200, ctx.page().enquiry_thanks(sub.fields, sub.confirmation))
+        return _html(404, ctx.page().not_found("No enquiry with that confirmation number."))
+    return None
+
+
+def _get_api(ctx: _Ctx, path: str) -> _Response | None:
+    """A page's JSON call at ``path``; None: no call is there."""
+    if path == "/api/cart":
+        return _json(200, _cart_json(ctx.site.cart(ctx.task_id, ctx.session)))
+    if path == "/api/deal":
+        p = data.PRODUCTS_BY_SKU[data.DEAL_SKU]
+        return _json(
+            200,
+            {
+                "sku": p.sku,
+                "name": p.name,
+                "regular_price": p.price,
+                "deal_price": data.DEAL_PRICE,
+                "code": data.DEAL_CODE,
+            },
+        )
+    if path.startswith("/api/stock/"):
+        p = data.PRODUCTS_BY_SKU.get(path[len("/api/stock/") :].upper())
+        if p is None:
+            return _json(404, {"error": "unknown sku"})
+        return _json(200, {"sku": p.sku, "stock": p.stock})
+    if path == "/api/restock":
+        return _json(200, {"text": data.DELAYED_TEXT})
+    if path == "/api/offer":
+        if ctx.cookie(CONSENT_COOKIE) != "accepted":
+            return _json(200, {"consent": False, "text": None})
+        return _json(200, {"consent": True, "text": data.OFFER_TEXT, "code": data.OFFER_CODE})
+    if path == data.FAILING_PATH_500:
+        return _json(500, {"error": "inventory backend offline"})
+    return None
+
+
+def _post(ctx: _Ctx, path: str) -> _Response | None:
+    """What a form or call sent to ``path`` does; None: nothing takes it here."""
+    if path == WALL_ACCEPT:
+        return _accept_wall(ctx)
+    if path == "/api/consent":
+        cookie = f"{CONSENT_COOKIE}=accepted; Path={ctx.root}/; SameSite=Lax"
+        return _Response(
+            200, b'{"consent": "accepted"}', "application/json", [("Set-Cookie", cookie)]
+        )
+    if path == "/cart/add":
+        return _cart_add(ctx)
+    if path == "/cart/clear":
+        with ctx.site._lock:
+            ctx.site._state(ctx.task_id).carts.pop(ctx.session, None)
+        if ctx.handler.wants_json():
+            return _json(200, _cart_json({}))
+        return _redirect(f"{ctx.root}/cart")
+    if path == "/enquiry":
+        return _enquiry_post(ctx)
+    return None
 
 
 def _accept_wall(ctx: _Ctx) -> _Response:
