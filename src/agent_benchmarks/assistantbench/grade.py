@@ -16,7 +16,7 @@ from typing import Any
 from agent_benchmarks.assistantbench.upstream_match import UPSTREAM_LAYOUT, assistantbench_score
 from agent_benchmarks.records.schema import PredictionRow, TaskScore
 from agent_benchmarks.scoring.command import grade_main
-from agent_benchmarks.scoring.scorecard import Grade, mean
+from agent_benchmarks.scoring.grades import Grade, mean
 
 STRICT_THRESHOLD = 0.5
 

@@ -36,7 +36,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from agent_benchmarks.scoring.upstream_view import Graded, UpstreamGrade, UpstreamLayout, mean
+from agent_benchmarks.scoring.grades import mean
+from agent_benchmarks.scoring.upstream_view import Graded, UpstreamGrade, UpstreamLayout
 
 _ASCII_PUNCTUATION = str.maketrans("", "", string.punctuation)
 

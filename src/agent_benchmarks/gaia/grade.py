@@ -11,7 +11,7 @@ from agent_benchmarks.gaia.official_scorer import question_scorer
 from agent_benchmarks.gaia.upstream_match import UPSTREAM_LAYOUT, gaia_score
 from agent_benchmarks.records.schema import PredictionRow, TaskScore
 from agent_benchmarks.scoring.command import grade_main
-from agent_benchmarks.scoring.scorecard import Grade
+from agent_benchmarks.scoring.grades import Grade
 
 
 class GaiaGrader:

@@ -31,7 +31,8 @@ import string
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from agent_benchmarks.scoring.upstream_view import Graded, UpstreamGrade, UpstreamLayout, mean
+from agent_benchmarks.scoring.grades import mean
+from agent_benchmarks.scoring.upstream_view import Graded, UpstreamGrade, UpstreamLayout
 
 _ASCII_PUNCTUATION = str.maketrans("", "", string.punctuation)
 _CURRENCY_SIGNS = "$€£¥"

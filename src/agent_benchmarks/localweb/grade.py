@@ -21,7 +21,7 @@ from agent_benchmarks.localweb.tasks import TASKS_BY_ID, contracts_digest
 from agent_benchmarks.records.schema import PredictionRow, Scores, TaskScore
 from agent_benchmarks.scoring.command import grade_main
 from agent_benchmarks.scoring.contracts import AnswerContains, AnswerIs, SiteRecord
-from agent_benchmarks.scoring.scorecard import Grade
+from agent_benchmarks.scoring.grades import Grade
 
 
 def site_record(row: PredictionRow) -> SiteRecord | None:

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agent_benchmarks.scoring.graders import make_grader
-from agent_benchmarks.scoring.scorecard import grade_and_report
 from agent_benchmarks.spec.args import Main, add_options_args, entry, options_values
 from agent_benchmarks.spec.suites import grading_options, suite_def
 
@@ -46,6 +45,10 @@ def grade_main(suite_name: str) -> Main:
         if predictions.is_dir():
             predictions = predictions / "predictions.jsonl"
         grader = make_grader(suite, options_values(options, args), predictions)
+        # Imported once the arguments are read: scores.json's writer and its tables (rich)
+        # are most of the command's start-up, and --help needs neither.
+        from agent_benchmarks.scoring.scorecard import grade_and_report
+
         grade_and_report(grader, predictions, out=args.out, as_json=args.json)
         return 0
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agent_benchmarks.scoring.scorecard import Grader
+from agent_benchmarks.scoring.grades import Grader
 from agent_benchmarks.spec.suites import SuiteDef, get_suite, grading_options, load_ref
 
 

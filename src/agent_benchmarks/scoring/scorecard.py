@@ -34,9 +34,9 @@ from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 from pydantic_core import to_json
@@ -61,55 +61,9 @@ from agent_benchmarks.records.storage import (
     current_task_id,
     write_json_atomic,
 )
-from agent_benchmarks.scoring.upstream_view import UpstreamGrade, UpstreamLayout, upstream_view
+from agent_benchmarks.scoring.grades import Grade, Grader, mean
+from agent_benchmarks.scoring.upstream_view import UpstreamGrade, upstream_view
 from agent_benchmarks.spec.datasets import sha256_file
-
-
-@dataclass(slots=True)
-class Grade:
-    """The grade of one attempt, as a suite's grader decides it."""
-
-    score: float
-    correct: bool
-    details: dict[str, Any] = field(default_factory=dict)
-    # The same answer under upstream's matching; None: the official grade stands in (WebBench,
-    # whose judge is the same in both views).
-    upstream: UpstreamGrade | None = None
-
-
-class Grader(Protocol):
-    """A suite's grader. Optional hooks, looked up by name where they are used:
-    ``readiness_problem() -> str | None`` (why grading would fail before it starts, such as
-    a judge without its API key: a run that grades at the end refuses to start) and
-    ``print_details(scores, console)`` (more tables after the summary) and ``warnings() ->
-    list[str]`` (what it has to say once every row is graded; goes in scores.json); and
-    optional attributes ``pays_per_row`` (True for a judge that costs money: the whole file
-    is checked before its first row is graded) and ``answers_only`` (True when ``grade``
-    reads nothing of a row but its ``prediction`` and ``gold`` and does no I/O: a large
-    file's batches are then graded in a second process while the file is read)."""
-
-    suite: str
-    needs_gold: bool
-    # Suite fields to break results down by ("level", "difficulty", "web_name").
-    group_fields: tuple[str, ...]
-    # How upstream's harness summarises this suite (scores.json's upstream_view); None for a
-    # suite upstream does not have.
-    upstream: UpstreamLayout | None
-
-    def info(self) -> dict[str, Any]:
-        """What grader this is (scorer, judge model, prompt hash...): goes in scores.json."""
-        ...
-
-    def grade(self, rows: Sequence[PredictionRow]) -> list[Grade]:
-        """Grade, in order, rows that completed (status ok or empty) and rows that failed
-        (timeout or error) after printing an answer. A run's rows come in several batches
-        (bounded in rows and bytes), in file order."""
-        ...
-
-    def metrics(self, entries: Sequence[TaskScore]) -> dict[str, Any]:
-        """Suite metrics over one attempt's entries (every selected task present)."""
-        ...
-
 
 # --- choosing the final rows ----------------------------------------------------------------
 
@@ -188,10 +142,6 @@ def _mean_usage(total: Usage, n: int) -> Usage:
 def failed_with_answer(status: str, prediction: str | None) -> bool:
     """A timeout or error that printed an answer first: graded on it, as upstream does."""
     return status in INFRA_STATUSES and bool((prediction or "").strip())
-
-
-def mean(values: Sequence[float]) -> float:
-    return sum(values) / len(values) if values else 0.0
 
 
 def strict_accuracy(entries: Sequence[TaskScore]) -> float:

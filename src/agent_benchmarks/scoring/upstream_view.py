@@ -51,7 +51,7 @@ class Graded(NamedTuple):
     grade: UpstreamGrade
 
 
-def mean(values: Sequence[float]) -> float:
+def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
@@ -80,12 +80,12 @@ def _usage_averages(entries: Sequence[TaskScore]) -> dict[str, Any]:
     costs = [u.cost_usd for u in with_usage if u.cost_usd is not None]
     return {
         "n_with_usage": len(with_usage),
-        "avg_input_tokens": mean([u.input_tokens for u in with_usage]),
-        "avg_cache_read_input_tokens": mean([u.cache_read_tokens for u in with_usage]),
-        "avg_cache_creation_input_tokens": mean([u.cache_write_tokens for u in with_usage]),
-        "avg_output_tokens": mean([u.output_tokens for u in with_usage]),
-        "avg_num_turns": mean([u.turns for u in with_usage]),
-        "avg_total_cost_usd": mean(costs) if costs else None,
+        "avg_input_tokens": _mean([u.input_tokens for u in with_usage]),
+        "avg_cache_read_input_tokens": _mean([u.cache_read_tokens for u in with_usage]),
+        "avg_cache_creation_input_tokens": _mean([u.cache_write_tokens for u in with_usage]),
+        "avg_output_tokens": _mean([u.output_tokens for u in with_usage]),
+        "avg_num_turns": _mean([u.turns for u in with_usage]),
+        "avg_total_cost_usd": _mean(costs) if costs else None,
         "total_cost_usd": sum(costs) if costs else None,
     }
 
@@ -138,7 +138,7 @@ def upstream_view(
             name: {"n": len(members), **layout.metrics(members)}
             for name, members in sorted(groups.items())
         },
-        "avg_duration_s": mean([i.entry.duration_s for i in items]),
+        "avg_duration_s": _mean([i.entry.duration_s for i in items]),
         **(_usage_averages([i.entry for i in items]) if layout.has_usage else {}),
         "failed_with_answer": {
             "n": len(failed),

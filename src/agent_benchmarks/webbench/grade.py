@@ -26,6 +26,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedCo
 from agent_benchmarks.common.errors import InputError
 from agent_benchmarks.records.schema import PredictionRow, TaskScore
 from agent_benchmarks.scoring.command import grade_main
+from agent_benchmarks.scoring.grades import Grade
 from agent_benchmarks.scoring.llm_judge import (
     CACHE_FILE_NAME,
     DEFAULT_PROTOCOL,
@@ -41,7 +42,6 @@ from agent_benchmarks.scoring.llm_judge import (
     missing_judge_key,
 )
 from agent_benchmarks.scoring.llm_judge.upstream_prompt import has_unshown_outputs
-from agent_benchmarks.scoring.scorecard import Grade
 from agent_benchmarks.scoring.upstream_view import Graded, UpstreamLayout
 from agent_benchmarks.spec.run_spec import Options, option
 

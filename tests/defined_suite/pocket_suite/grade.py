@@ -8,7 +8,7 @@ from typing import Any
 
 from agent_benchmarks.records.schema import PredictionRow, TaskScore
 from agent_benchmarks.scoring.command import grade_main
-from agent_benchmarks.scoring.scorecard import Grade
+from agent_benchmarks.scoring.grades import Grade
 
 
 class PocketGrader:
