@@ -302,14 +302,18 @@ def _resume_folder(
 def _new_folder(
     spec: RunSpec, command: list[str], suite: SuiteDef, definition: BackendDef, options: Options
 ) -> tuple[Path, FolderLock | None]:
-    """A new run's folder, checked to hold no run, not made yet; locked already when it is
-    the ``--out-dir`` the user named and it exists."""
+    """A new run's folder, not made yet; the ``--out-dir`` the user named is checked to
+    hold no run, and locked already when it exists."""
     if not spec.retry_errors:
         raise InputError("--no-retry-errors only applies with --resume")
     # Absolute: each agent runs in its attempt folder, so relative paths would break.
     run_dir = (spec.out_dir or definition.run_dir(suite, options)).absolute()
+    if spec.out_dir is None:
+        # A stamped name, which a run started in the same second may hold already: not this
+        # run's to resume, so not refused; the claim, made last, takes the next free name.
+        return run_dir, None
     lock: FolderLock | None = None
-    if spec.out_dir is not None and run_dir.is_dir():
+    if run_dir.is_dir():
         # Locked first: a run still writing there is named as such, not as a run to resume.
         lock = lock_folder(run_dir, command)
     try:
