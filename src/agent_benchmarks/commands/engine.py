@@ -47,13 +47,24 @@ def _share(text: str) -> float:
 
 
 def _run_parser() -> argparse.ArgumentParser:
-    from agent_benchmarks.enginebench import bench, programs, tasks
-
     parser = argparse.ArgumentParser(
         prog="agent-benchmarks engine run",
         description="Time scripted tasks on the bundled site with every driver x engine "
         "configuration, no model: upstream's pandascript-vs-cdp method, offline.",
     )
+    _add_selection_args(parser)
+    _add_measurement_args(parser)
+    _add_crawl_args(parser)
+    _add_validity_args(parser)
+    _add_site_and_binary_args(parser)
+    parser.add_argument("--no-report", action="store_true", help="skip the report at the end")
+    return parser
+
+
+def _add_selection_args(parser: argparse.ArgumentParser) -> None:
+    """The run's folder, and what it runs: the tasks and the configurations."""
+    from agent_benchmarks.enginebench import tasks
+
     parser.add_argument(
         "--out-dir",
         type=Path,
@@ -80,6 +91,13 @@ def _run_parser() -> argparse.ArgumentParser:
         metavar="CONFIG=MS",
         help="add a variant of CONFIG whose pages the site serves MS later (repeatable)",
     )
+
+
+def _add_measurement_args(parser: argparse.ArgumentParser) -> None:
+    """How the executions are measured: cold or warm, the rotations, the quiet between
+    executions, the drivers' wait, the time limit and the memory sampling."""
+    from agent_benchmarks.enginebench import bench, programs
+
     parser.add_argument(
         "--modes", type=_names, default=list(bench.MODES), help="cold, warm or both (default: both)"
     )
@@ -113,6 +131,10 @@ def _run_parser() -> argparse.ArgumentParser:
         default=50,
         help="PSS sampling interval; 0: no PSS (default: 50)",
     )
+
+
+def _add_crawl_args(parser: argparse.ArgumentParser) -> None:
+    """The crawl task's size."""
     parser.add_argument(
         "--crawl-pages",
         type=positive_int,
@@ -125,6 +147,10 @@ def _run_parser() -> argparse.ArgumentParser:
         default=3,
         help="pages it reads at once: tabs, or MCP sessions (default: 3)",
     )
+
+
+def _add_validity_args(parser: argparse.ArgumentParser) -> None:
+    """When a configuration's executions stop, and when its figures are valid."""
     parser.add_argument(
         "--give-up-after",
         type=positive_int,
@@ -138,6 +164,11 @@ def _run_parser() -> argparse.ArgumentParser:
         default=0.8,
         help="share of measured executions that must be valid for the validity gate (default: 0.8)",
     )
+
+
+def _add_site_and_binary_args(parser: argparse.ArgumentParser) -> None:
+    """The site the browsers browse (live, or a recorded web; its port) and the lightpanda
+    binary."""
     parser.add_argument(
         "--web",
         nargs=2,
@@ -152,8 +183,6 @@ def _run_parser() -> argparse.ArgumentParser:
         type=Path,
         help="the lightpanda binary (default: the one the lightpanda package ships)",
     )
-    parser.add_argument("--no-report", action="store_true", help="skip the report at the end")
-    return parser
 
 
 def _run(argv: Sequence[str]) -> int:

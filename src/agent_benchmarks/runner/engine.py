@@ -165,36 +165,11 @@ class AttemptRunner:
         result: ProcessResult | None = None
         fetched: Fetched | None = None
         tmpdir = self.temp_folders.take()
-        web: AttemptWeb | None = None
-        metered: MeteredAttempt | None = None
+        holds = _AttemptHolds()
         try:
             workdir.mkdir(parents=True, exist_ok=True)
-            prepared = replace(self.session.prepare(task, key, workdir), tmpdir=tmpdir)
-            if self.web is not None:
-                web = self.web.attempt()
-                prepared = replace(prepared, web=web)
-            fault = prepared.fault
-            if self.meter is not None:
-                endpoint = self.backend.model_endpoint(prepared)  # type: ignore[attr-defined]
-                hook = fault.before_model_request if fault is not None else None
-                metered = self.meter.attempt(endpoint, workdir, hook)
-                prepared = replace(prepared, base_url=metered.url)
-            spec = replace(
-                self.backend.command(prepared),
-                timeout_s=self.timeout_s,
-                memory_max_mb=self.memory_max_mb,
-                tmpdir=tmpdir,
-                workdir=workdir,
-                sample_interval_s=self.sample_interval_s,
-                marker=attempt_marker(self.key),
-            )
-            if fault is not None:
-                # The attempt's marker, known before the spawn: the fault finds the engine by it.
-                assert spec.marker is not None
-                fault.bind(spec.marker, tmpdir, workdir)
-            result = launch(spec, cancel)
-            with self._lock:
-                self.agent_seconds += result.ran_s
+            prepared = self._prepared_task(task, key, workdir, tmpdir, holds)
+            result = self._run_agent(prepared, workdir, tmpdir, cancel, launch)
             if result.lost is not None:
                 # Nothing of the agent's came back: no outcome to read, no answer to check.
                 outcome = AgentOutcome(
@@ -202,18 +177,7 @@ class AttemptRunner:
                 )
                 prediction, answer_details = None, {}
             else:
-                outcome = self.backend.outcome(prepared, result)
-                if self.meter is not None and metered is not None:
-                    _metered(outcome, self.meter.finish(metered))
-                    metered = None
-                if fault is not None:
-                    _faulted(outcome, fault.record())
-                if self.web is not None and web is not None:
-                    outcome.web_requests, web = self.web.requests_of(web), None
-                    outcome.details["web"] = web_details(self.web.mode, outcome.web_requests)
-                    fetched = web_fetched(outcome.web_requests)
-                else:
-                    fetched = self.session.fetched(prepared) or NOT_SEEN
+                outcome, fetched = self._outcome(prepared, result, holds)
                 prediction, answer_details = self.session.finish(prepared, outcome)
             scrub_secrets(workdir)
         except AttemptNotBegun:
@@ -235,10 +199,7 @@ class AttemptRunner:
             )
             prediction, answer_details, prepared = None, {}, None
         finally:
-            if self.web is not None and web is not None:
-                self.web.release(web)  # the attempt ended before its requests were read
-            if self.meter is not None and metered is not None:
-                self.meter.finish(metered)
+            self._give_back(holds)
             self.temp_folders.give_back(tmpdir)
         status = outcome.status
         if status == "ok" and not (prediction or "").strip():
@@ -254,6 +215,75 @@ class AttemptRunner:
             # Not the time it waited for a free slot: that was no part of this attempt.
             seconds=time.monotonic() - started - (result.queued_s if result is not None else 0.0),
         )
+
+    def _prepared_task(
+        self, task: Task, key: AttemptKey, workdir: Path, tmpdir: Path, holds: _AttemptHolds
+    ) -> PreparedTask:
+        """The task as the suite's session prepares it, its browser sent through the run's
+        web proxy and its model through the run's meter where the run has them."""
+        prepared = replace(self.session.prepare(task, key, workdir), tmpdir=tmpdir)
+        if self.web is not None:
+            holds.web = self.web.attempt()
+            prepared = replace(prepared, web=holds.web)
+        if self.meter is not None:
+            endpoint = self.backend.model_endpoint(prepared)  # type: ignore[attr-defined]
+            fault = prepared.fault
+            hook = fault.before_model_request if fault is not None else None
+            holds.metered = self.meter.attempt(endpoint, workdir, hook)
+            prepared = replace(prepared, base_url=holds.metered.url)
+        return prepared
+
+    def _run_agent(
+        self,
+        prepared: PreparedTask,
+        workdir: Path,
+        tmpdir: Path,
+        cancel: threading.Event,
+        launch: ProcessLauncher,
+    ) -> ProcessResult:
+        """The agent's process, run to its end under the run's limits."""
+        spec = replace(
+            self.backend.command(prepared),
+            timeout_s=self.timeout_s,
+            memory_max_mb=self.memory_max_mb,
+            tmpdir=tmpdir,
+            workdir=workdir,
+            sample_interval_s=self.sample_interval_s,
+            marker=attempt_marker(self.key),
+        )
+        if prepared.fault is not None:
+            # The attempt's marker, known before the spawn: the fault finds the engine by it.
+            assert spec.marker is not None
+            prepared.fault.bind(spec.marker, tmpdir, workdir)
+        result = launch(spec, cancel)
+        with self._lock:
+            self.agent_seconds += result.ran_s
+        return result
+
+    def _outcome(
+        self, prepared: PreparedTask, result: ProcessResult, holds: _AttemptHolds
+    ) -> tuple[AgentOutcome, Fetched]:
+        """What the agent did as the backend reads it, with what the meter, the fault and
+        the web proxy saw of it; and what its browser fetched."""
+        outcome = self.backend.outcome(prepared, result)
+        if self.meter is not None and holds.metered is not None:
+            _metered(outcome, self.meter.finish(holds.metered))
+            holds.metered = None
+        if prepared.fault is not None:
+            _faulted(outcome, prepared.fault.record())
+        if self.web is not None and holds.web is not None:
+            outcome.web_requests, holds.web = self.web.requests_of(holds.web), None
+            outcome.details["web"] = web_details(self.web.mode, outcome.web_requests)
+            return outcome, web_fetched(outcome.web_requests)
+        return outcome, self.session.fetched(prepared) or NOT_SEEN
+
+    def _give_back(self, holds: _AttemptHolds) -> None:
+        """What the attempt still holds of the run's services: it ended before its outcome
+        read them."""
+        if self.web is not None and holds.web is not None:
+            self.web.release(holds.web)
+        if self.meter is not None and holds.metered is not None:
+            self.meter.finish(holds.metered)
 
     def _row(
         self,
@@ -337,6 +367,15 @@ def _faulted(outcome: AgentOutcome, record: dict[str, Any]) -> None:
     if record.get("fired") and faulted:
         record["error_class"] = outcome.error_class
         outcome.error_class = INJECTED_FAULT
+
+
+@dataclass
+class _AttemptHolds:
+    """What one attempt holds of the run's services until its outcome is read: its place on
+    the web proxy and its metered model endpoint (None: not held)."""
+
+    web: AttemptWeb | None = None
+    metered: MeteredAttempt | None = None
 
 
 @dataclass

@@ -178,130 +178,42 @@ class PreparedRun:
 
 
 def prepare(spec: RunSpec, prog: str, argv: Sequence[str]) -> PreparedRun:
-    """Check the run and everything it needs; an :class:`InputError` names what is wrong."""
+    """Check the run and everything it needs; an :class:`InputError` names what is wrong.
+
+    Each check works on what the ones before it settled, a cheap one before a costly one:
+    the flags, the run folder (a resumed run's defining fields come from its manifest
+    there), the scripted model and the web archive, the backend's build, the tasks, the
+    model, the prompt and the suite's own fields, the grader. A new run's folder is made
+    last, once every check passed."""
     spec = spec.model_copy(deep=True)
     suite = suite_def(spec.suite)
     definition = backend_def(spec.runner)
     options = definition.options.parse(spec.backend, f"{prog} options")
-    typed = set(spec.typed)
-    manifest: Manifest | None = None
-    if spec.user_agent is not None and not definition.user_agent:
-        raise InputError(
-            f"--user-agent: {prog} cannot set the browser's User-Agent ({suite.name}-run "
-            f"and {suite.name}-ab-run can)"
-        )
-    if spec.prompt is not None and spec.prompt not in PROMPT_NAMES:
-        raise InputError(f"--prompt {spec.prompt}: no such prompt ({', '.join(PROMPT_NAMES)})")
-    lock: FolderLock | None = None
-    if spec.resume is not None:
-        run_dir = spec.resume.absolute()
-        # Locked before its rows are read: a run still writing there refuses this one.
-        lock = lock_folder(run_dir, [prog, *argv]) if run_dir.is_dir() else None
-        manifest = _load_resumable(run_dir, suite, spec)
-        _apply_stored_fields(spec, options, manifest.settings.get("flags", {}), definition, typed)
-        _apply_stored_suite_options(spec, suite, manifest, typed)
-    else:
-        if not spec.retry_errors:
-            raise InputError("--no-retry-errors only applies with --resume")
-        # Absolute: each agent runs in its attempt folder, so relative paths would break.
-        run_dir = (spec.out_dir or definition.run_dir(suite, options)).absolute()
-        if spec.out_dir is not None and run_dir.is_dir():
-            # Locked first: a run still writing there is named as such, not as a run to
-            # resume.
-            lock = lock_folder(run_dir, [prog, *argv])
-        try:
-            _refuse_held_run(run_dir)
-        except InputError:
-            if lock is not None:
-                lock.release()
-            raise
+    _check_runner_flags(spec, prog, suite, definition)
+    command = [prog, *argv]
+    run_dir, lock, manifest = _run_folder(spec, command, suite, definition, options)
     spec.repeat = spec.repeat or 1
-    # Without a provider, a suite that can play the model itself (localweb) does so.
-    scripted_model = None
-    if suite.scripted_model is not None and spec.provider is None:
-        if spec.backend.get("base_url") is None:
-            scripted_model = spec.scripted_model or suite.scripted_model
-    elif spec.scripted_model is not None:
-        raise InputError(
-            f"--scripted-model {spec.scripted_model}: only a suite that plays the model itself "
-            "(localweb, without --provider) has a scripted model"
-        )
-    mode: Mode = "scaffold" if scripted_model or spec.scaffold else "live"
+    scripted_model = _scripted_model(spec, suite)
     web_archive = _check_web(spec, prog)
-    if mode == "live" and spec.web == "replay":
-        mode = "recorded"  # a real model on the recorded web
     prices = load_price_table(Path(spec.prices) if spec.prices else None)
     resumed_settings = manifest.settings.get("backend", {}) if manifest is not None else None
     request = BuildRequest(spec, options, suite, scripted_model, resumed_settings)
-    # Built before the tasks load: its own options, keys and programs are checked first,
-    # so a bad flag is named before a dataset is fetched (or refused for want of a token).
-    backend = definition.build(request)
-    spec.backend = options.model_dump(mode="json", exclude_none=True)
-    if budget_of(spec).any():
-        refuse_unmetered(backend, "--max-steps, --max-tokens, --max-cost-usd and --temperature")
+    backend = _build_backend(definition, request)
     if manifest is not None:
         loaded, tasks = _reload_tasks(suite, manifest)
     else:
         loaded, tasks = load_selected(suite, spec)
         if not tasks:
             raise InputError("the selection is empty: no task to run")
-        # A resumed run keeps what its manifest says, defaults included.
-        spec.timeout = spec.timeout or definition.timeout_for(suite)
-        if spec.memory_max_mb is None:
-            spec.memory_max_mb = definition.default_memory_max_mb
-        if spec.resource_sample_ms is None:
-            spec.resource_sample_ms = DEFAULT_RESOURCE_SAMPLE_MS
-    # A scripted model is named as such in the manifest and never priced, whatever id the
-    # driven program had to be given (Claude Code insists on a real model id). The model
-    # the program runs: given, or the program's own default where the backend knows it.
-    settings = backend.settings()
-    model = scripted_model or settings.get("model") or settings.get("default_model")
-    if manifest is not None and manifest.model != model:
-        raise InputError(
-            f"--resume {run_dir}: the model was {manifest.model!r} when the run started and "
-            f"is {model!r} now (an environment default such as AI_GATEWAY_MODEL changed?); "
-            "restore it or start a new run"
-        )
-    if spec.prompt is None and manifest is not None:
-        spec.prompt = STANDARD  # a run started before the variants ran the suite's own
-    elif spec.prompt is None:
-        assert suite.prompt is not None
-        spec.prompt = default_prompt_name(suite.prompt, backend.name, model)
-    if suite.prompt is not None:
-        try:
-            prompt_variant(suite.prompt, spec.prompt)
-        except ValueError as exc:
-            raise InputError(f"--prompt {spec.prompt}: {exc}") from None
-    suite_options(suite).parse(spec.suite_options, f"{prog} options").check()
-    if suite.check is not None:
-        load_ref(suite.check)(spec, backend)
+        _fill_new_run_defaults(spec, suite, definition)
+    model = _model_of(backend, scripted_model, manifest, run_dir)
+    _settle_prompt(spec, suite, backend.name, model, resumed=manifest is not None)
+    _check_suite_fields(spec, suite, backend, prog)
     predictions_path = run_dir / "predictions.jsonl"
     # Last of the checks, after the run's own fields: nothing has started yet.
     grader = _end_grader(suite, spec, predictions_path, tasks, prog) if spec.grade else None
-    empty_retry = suite.retry_empty_once and definition.empty_retry and not spec.no_empty_retry
-    if manifest is not None and not manifest.settings.get("empty_retry", {}).get("on"):
-        empty_retry = False  # a run started without it (or before it existed) stays so
-    # Streamed: a resumed run's rows may hold gigabytes of traces; the plan keeps statuses.
-    existing = PredictionsStream(predictions_path) if predictions_path.exists() else []
-    plan = plan_attempts(
-        [t.id for t in tasks], spec.repeat, existing, retry_errors=spec.retry_errors
-    )
-    warnings = []
-    if isinstance(existing, PredictionsStream):
-        warnings = [f"{w}; it is set aside to predictions.jsonl.torn" for w in existing.warnings()]
-    if (temp_warning := temp_root_warning()) is not None:
-        warnings.append(temp_warning)
-    if lock is None:  # a new folder: made last, once every check passed
-        claimed, lock = _claim(run_dir, spec.out_dir is not None, [prog, *argv])
-        if claimed != run_dir:
-            warnings.append(
-                f"{run_dir.name} was taken by another run started in the same second: this "
-                f"run's folder is {claimed.name}"
-            )
-            run_dir = claimed
-            if grader is not None:  # checked above; its files go in the folder claimed
-                grader = make_grader(suite, spec.grading, run_dir / "predictions.jsonl")
-    return PreparedRun(
+    plan, warnings = _plan(predictions_path, tasks, spec)
+    prepared = PreparedRun(
         spec=spec,
         prog=prog,
         argv=list(argv),
@@ -313,16 +225,219 @@ def prepare(spec: RunSpec, prog: str, argv: Sequence[str]) -> PreparedRun:
         loaded=loaded,
         tasks=tasks,
         plan=plan,
-        mode=mode,
+        mode=_mode(spec, scripted_model),
         scripted_model=scripted_model,
         model=model,
         prices=prices,
         grader=grader,
-        empty_retry=empty_retry,
+        empty_retry=_empty_retry_on(spec, suite, definition, manifest),
         web_archive=web_archive,
         warnings=warnings,
         lock=lock,
     )
+    if lock is None:  # a new folder: made last, once every check passed
+        _claim_new_folder(prepared, command)
+    return prepared
+
+
+def _check_runner_flags(spec: RunSpec, prog: str, suite: SuiteDef, definition: BackendDef) -> None:
+    """Flags this runner cannot honour, or that name nothing, refused before anything else."""
+    if spec.user_agent is not None and not definition.user_agent:
+        raise InputError(
+            f"--user-agent: {prog} cannot set the browser's User-Agent ({suite.name}-run "
+            f"and {suite.name}-ab-run can)"
+        )
+    if spec.prompt is not None and spec.prompt not in PROMPT_NAMES:
+        raise InputError(f"--prompt {spec.prompt}: no such prompt ({', '.join(PROMPT_NAMES)})")
+
+
+def _run_folder(
+    spec: RunSpec, command: list[str], suite: SuiteDef, definition: BackendDef, options: Options
+) -> tuple[Path, FolderLock | None, Manifest | None]:
+    """The run's folder, its lock when it is taken already, and the manifest of a resumed
+    run (None: a new run)."""
+    if spec.resume is None:
+        run_dir, lock = _new_folder(spec, command, suite, definition, options)
+        return run_dir, lock, None
+    run_dir = spec.resume.absolute()
+    lock, manifest = _resume_folder(run_dir, spec, command, suite, definition, options)
+    return run_dir, lock, manifest
+
+
+def _resume_folder(
+    run_dir: Path,
+    spec: RunSpec,
+    command: list[str],
+    suite: SuiteDef,
+    definition: BackendDef,
+    options: Options,
+) -> tuple[FolderLock | None, Manifest]:
+    """A resumed run's folder locked, and its manifest; the run's defining fields (the
+    spec's, the backend's options', the suite's own) take the manifest's values."""
+    typed = set(spec.typed)
+    # Locked before its rows are read: a run still writing there refuses this one.
+    lock = lock_folder(run_dir, command) if run_dir.is_dir() else None
+    manifest = _load_resumable(run_dir, suite, spec)
+    _apply_stored_fields(spec, options, manifest.settings.get("flags", {}), definition, typed)
+    _apply_stored_suite_options(spec, suite, manifest, typed)
+    return lock, manifest
+
+
+def _new_folder(
+    spec: RunSpec, command: list[str], suite: SuiteDef, definition: BackendDef, options: Options
+) -> tuple[Path, FolderLock | None]:
+    """A new run's folder, not made yet; the ``--out-dir`` the user named is checked to
+    hold no run, and locked already when it exists."""
+    if not spec.retry_errors:
+        raise InputError("--no-retry-errors only applies with --resume")
+    # Absolute: each agent runs in its attempt folder, so relative paths would break.
+    run_dir = (spec.out_dir or definition.run_dir(suite, options)).absolute()
+    if spec.out_dir is None:
+        # A stamped name, which a run started in the same second may hold already: not this
+        # run's to resume, so not refused; the claim, made last, takes the next free name.
+        return run_dir, None
+    lock: FolderLock | None = None
+    if run_dir.is_dir():
+        # Locked first: a run still writing there is named as such, not as a run to resume.
+        lock = lock_folder(run_dir, command)
+    try:
+        _refuse_held_run(run_dir)
+    except InputError:
+        if lock is not None:
+            lock.release()
+        raise
+    return run_dir, lock
+
+
+def _scripted_model(spec: RunSpec, suite: SuiteDef) -> str | None:
+    """The scripted model of a run without a provider, when its suite can play the model
+    itself (localweb); ``--scripted-model`` anywhere else is refused."""
+    if suite.scripted_model is not None and spec.provider is None:
+        if spec.backend.get("base_url") is None:
+            return spec.scripted_model or suite.scripted_model
+        return None
+    if spec.scripted_model is not None:
+        raise InputError(
+            f"--scripted-model {spec.scripted_model}: only a suite that plays the model itself "
+            "(localweb, without --provider) has a scripted model"
+        )
+    return None
+
+
+def _mode(spec: RunSpec, scripted_model: str | None) -> Mode:
+    if scripted_model or spec.scaffold:
+        return "scaffold"
+    if spec.web == "replay":
+        return "recorded"  # a real model on the recorded web
+    return "live"
+
+
+def _build_backend(definition: BackendDef, request: BuildRequest) -> Backend:
+    """The run's backend. Built before the tasks load: its own options, keys and programs
+    are checked first, so a bad flag is named before a dataset is fetched (or refused for
+    want of a token). The spec keeps the options as the build resolved them."""
+    backend = definition.build(request)
+    spec = request.spec
+    spec.backend = request.options.model_dump(mode="json", exclude_none=True)
+    if budget_of(spec).any():
+        refuse_unmetered(backend, "--max-steps, --max-tokens, --max-cost-usd and --temperature")
+    return backend
+
+
+def _fill_new_run_defaults(spec: RunSpec, suite: SuiteDef, definition: BackendDef) -> None:
+    """A new run's defaults, written into its spec (a resumed run keeps what its manifest
+    says, defaults included)."""
+    spec.timeout = spec.timeout or definition.timeout_for(suite)
+    if spec.memory_max_mb is None:
+        spec.memory_max_mb = definition.default_memory_max_mb
+    if spec.resource_sample_ms is None:
+        spec.resource_sample_ms = DEFAULT_RESOURCE_SAMPLE_MS
+
+
+def _model_of(
+    backend: Backend, scripted_model: str | None, manifest: Manifest | None, run_dir: Path
+) -> str | None:
+    """The model the run's program runs: given, or the program's own default where the
+    backend knows it; a resumed run's must be the one it started with.
+
+    A scripted model is named as such in the manifest and never priced, whatever id the
+    driven program had to be given (Claude Code insists on a real model id)."""
+    settings = backend.settings()
+    model = scripted_model or settings.get("model") or settings.get("default_model")
+    if manifest is not None and manifest.model != model:
+        raise InputError(
+            f"--resume {run_dir}: the model was {manifest.model!r} when the run started and "
+            f"is {model!r} now (an environment default such as AI_GATEWAY_MODEL changed?); "
+            "restore it or start a new run"
+        )
+    return model
+
+
+def _settle_prompt(
+    spec: RunSpec, suite: SuiteDef, backend_name: str, model: str | None, resumed: bool
+) -> None:
+    """``spec.prompt``: the prompt variant given, else the default for this stack and
+    model; checked against the suite's prompts."""
+    if spec.prompt is None and resumed:
+        spec.prompt = STANDARD  # a run started before the variants ran the suite's own
+    elif spec.prompt is None:
+        assert suite.prompt is not None
+        spec.prompt = default_prompt_name(suite.prompt, backend_name, model)
+    if suite.prompt is not None:
+        try:
+            prompt_variant(suite.prompt, spec.prompt)
+        except ValueError as exc:
+            raise InputError(f"--prompt {spec.prompt}: {exc}") from None
+
+
+def _check_suite_fields(spec: RunSpec, suite: SuiteDef, backend: Backend, prog: str) -> None:
+    """The suite's own fields, and the suite's own check of the run as the backend will
+    run it."""
+    suite_options(suite).parse(spec.suite_options, f"{prog} options").check()
+    if suite.check is not None:
+        load_ref(suite.check)(spec, backend)
+
+
+def _plan(predictions_path: Path, tasks: Sequence[Task], spec: RunSpec) -> tuple[Plan, list[str]]:
+    """The attempts left to run (a resumed run's rows settle some), and what its rows and
+    the temp root warn of."""
+    # Streamed: a resumed run's rows may hold gigabytes of traces; the plan keeps statuses.
+    existing = PredictionsStream(predictions_path) if predictions_path.exists() else []
+    plan = plan_attempts(
+        [t.id for t in tasks], spec.repeat, existing, retry_errors=spec.retry_errors
+    )
+    warnings = []
+    if isinstance(existing, PredictionsStream):
+        warnings = [f"{w}; it is set aside to predictions.jsonl.torn" for w in existing.warnings()]
+    if (temp_warning := temp_root_warning()) is not None:
+        warnings.append(temp_warning)
+    return plan, warnings
+
+
+def _empty_retry_on(
+    spec: RunSpec, suite: SuiteDef, definition: BackendDef, manifest: Manifest | None
+) -> bool:
+    """Whether an empty answer runs once more: the suite's and runner's method unless
+    ``--no-empty-retry``."""
+    if manifest is not None and not manifest.settings.get("empty_retry", {}).get("on"):
+        return False  # a run started without it (or before it existed) stays so
+    return suite.retry_empty_once and definition.empty_retry and not spec.no_empty_retry
+
+
+def _claim_new_folder(prepared: PreparedRun, command: list[str]) -> None:
+    """Make and lock a new run's folder. Another run started in the same second may have
+    taken its name first: this run then moves to the folder it claimed."""
+    p = prepared
+    claimed, p.lock = _claim(p.run_dir, p.spec.out_dir is not None, command)
+    if claimed == p.run_dir:
+        return
+    p.warnings.append(
+        f"{p.run_dir.name} was taken by another run started in the same second: this "
+        f"run's folder is {claimed.name}"
+    )
+    p.run_dir = claimed
+    if p.grader is not None:  # checked already; its files go in the folder claimed
+        p.grader = make_grader(p.suite, p.spec.grading, p.predictions_path)
 
 
 def budget_of(spec: RunSpec) -> Budget:

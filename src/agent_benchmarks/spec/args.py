@@ -267,6 +267,19 @@ def add_run_args(parser: argparse.ArgumentParser) -> None:
     """Flags every runner shares. Flags that define a run default to None here, so a
     ``--resume`` can tell a flag the user typed from one left alone."""
     group = parser.add_argument_group("run")
+    _add_model_and_pool_args(group)
+    _add_attempt_limit_args(group)
+    _add_browser_args(group)
+    # Between --web and --web-trust: the usage line lists the flags in the order they are
+    # added, and it has always listed the budget's there.
+    add_budget_args(parser)
+    _add_web_trust_arg(group)
+    _add_run_folder_args(group)
+    _add_executor_args(group)
+
+
+def _add_model_and_pool_args(group: argparse._ArgumentGroup) -> None:
+    """The model the agents call, and how many attempts run at once."""
     group.add_argument("--provider", help="model provider (anthropic, gemini, openai, ...)")
     group.add_argument("--model", help="model id")
     group.add_argument(
@@ -278,6 +291,10 @@ def add_run_args(parser: argparse.ArgumentParser) -> None:
         "measured peak (an earlier run of the stack beside the run folder, else a first "
         "attempt run alone), recorded in the manifest",
     )
+
+
+def _add_attempt_limit_args(group: argparse._ArgumentGroup) -> None:
+    """Each attempt's limits and how often it is measured, and how many attempts a task gets."""
     group.add_argument(
         "--timeout",
         type=positive_float,
@@ -300,6 +317,10 @@ def add_run_args(parser: argparse.ArgumentParser) -> None:
         help="sample each attempt's processes for their memory and CPU every MS "
         f"milliseconds (default: {DEFAULT_RESOURCE_SAMPLE_MS}; 0: not measured)",
     )
+
+
+def _add_browser_args(group: argparse._ArgumentGroup) -> None:
+    """What the browser says it is, and which web it browses."""
     group.add_argument(
         "--user-agent",
         metavar="UA",
@@ -316,7 +337,10 @@ def add_run_args(parser: argparse.ArgumentParser) -> None:
         "or replay ARCHIVE (served from ARCHIVE alone: nothing reaches the network, and what "
         "it lacks is a recorded miss)",
     )
-    add_budget_args(parser)
+
+
+def _add_web_trust_arg(group: argparse._ArgumentGroup) -> None:
+    """What a recording of the web trusts."""
     group.add_argument(
         "--web-trust",
         action="append",
@@ -325,6 +349,10 @@ def add_run_args(parser: argparse.ArgumentParser) -> None:
         "system's trust store, such as a local site's own test CA (repeatable). A site whose "
         "certificate neither holds is not recorded: the stack meets it as it would live",
     )
+
+
+def _add_run_folder_args(group: argparse._ArgumentGroup) -> None:
+    """The run's folder: a new one, or a run to continue."""
     group.add_argument("--out-dir", type=Path, help="run folder (default: results/<suite>/<UTC>)")
     group.add_argument(
         "--resume",
@@ -340,6 +368,10 @@ def add_run_args(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="on --resume, keep timeout/error rows instead of retrying them",
     )
+
+
+def _add_executor_args(group: argparse._ArgumentGroup) -> None:
+    """Where the attempts run."""
     group.add_argument(
         "--executor",
         choices=("local", "ray"),
