@@ -18,7 +18,7 @@ from agent_benchmarks.localweb.models import FinalAnswer, ScriptedModelServer, S
 from agent_benchmarks.records.schema import PredictionRow, Scores
 from tests.support import REPO, lightpanda_binary, run_cli
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(360)]
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(420)]
 
 DEFINED = REPO / "tests" / "defined_suite"
 ANSWERS = {"pocket-1": "42", "pocket-2": "7", "pocket-3": "30"}  # the last one is wrong
@@ -60,6 +60,12 @@ def test_a_suite_defined_in_the_tests_runs_grades_and_compares(tmp_path: Path) -
     assert {row.suite for row in rows} == {"pocket"} and all(row.status == "ok" for row in rows)
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["suite"] == "pocket" and manifest["mode"] == "scaffold"
+
+    # Without the folder that registers it, the run cannot be graded, and says so.
+    unregistered = run_cli("agent-benchmarks", "compare", str(run_dir), env={"PYTHONPATH": ""})
+    assert unregistered.returncode == 2
+    assert "no suite 'pocket' is registered here" in unregistered.stderr, unregistered.stderr
+    assert not (run_dir / "scores.json").exists()
 
     graded = _entry("pocket_suite.grade", "main", str(run_dir), "--json")
     assert graded.returncode == 0, graded.stderr[-3000:]

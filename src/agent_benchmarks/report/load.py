@@ -49,6 +49,7 @@ from agent_benchmarks.scoring.scorecard import (
     import_warning,
     read_manifest,
 )
+from agent_benchmarks.spec.suites import suite_names
 
 RUN_FILES = ("predictions.jsonl", "manifest.json", "scores.json", upstream.IMPORTED_SCORES_NAME)
 
@@ -160,6 +161,12 @@ def load_run(
     grader = free_grader(folder.suite, folder.predictions)
     scores, on_the_fly = _current_scores(folder, grader, console, write_scores)
     if scores is None and grade:
+        if folder.suite not in suite_names():
+            raise InputError(
+                f"{folder.run_dir}: no current scores.json, and no suite {folder.suite!r} is "
+                "registered here to grade it (install the package that registers it, or put "
+                "it on PYTHONPATH)"
+            )
         raise InputError(
             f"{folder.run_dir}: no current scores.json, and {folder.suite} is graded by an LLM "
             f"judge that costs money and needs a judge model: grade it first "
